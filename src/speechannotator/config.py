@@ -1,0 +1,131 @@
+"""Pipeline settings: typed, with a `cpu` preset (the default) and a `gpu` preset.
+
+A TOML file may override any field; the CLI overrides the file. Example::
+
+    preset = "cpu"
+    [asr]
+    model = "/models/faster-whisper-large-v3"
+    device = "cuda"
+    [labeler]
+    url = "http://127.0.0.1:8000/v1"
+    model = "Qwen/Qwen3-Omni-30B-A3B-Instruct"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VadConfig(_Section):
+    threshold: float = 0.5
+    min_speech_ms: int = 250
+    min_silence_ms: int = 300
+    # Silero's default 400 ms pad merges neighbouring turns (MODELS.md); keep it small.
+    speech_pad_ms: int = 80
+
+
+class DiarizationConfig(_Section):
+    backend: Literal["embedded", "pyannote"] = "embedded"
+    pyannote_path: str | None = None
+    num_speakers: int | None = None
+    min_speakers: int = 1
+    max_speakers: int = 8
+    window_s: float = 1.5
+    hop_s: float = 0.75
+
+
+class AsrConfig(_Section):
+    backend: Literal["faster-whisper", "openai"] = "faster-whisper"
+    # None means the shipped Whisper base model (joined by setup into models/whisper-base).
+    model: str | None = None
+    device: str = "cpu"
+    compute_type: str = "int8"
+    beam_size: int = 1
+    language: str | None = None  # force one language; None detects per segment
+    url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
+    api_model: str | None = None
+    cpu_threads: int = 0
+
+
+class EndpointConfig(_Section):
+    """An OpenAI-compatible chat endpoint for an agent."""
+
+    url: str | None = None
+    model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    audio: bool | None = None  # None: decide from the model name (omni / audio models take audio)
+    timeout_s: float = 120.0
+    max_retries: int = 2
+    temperature: float = 0.0
+
+
+class AgentsConfig(_Section):
+    backend: Literal["rules", "openai"] = "rules"
+    review_rounds: int = Field(default=2, ge=0)
+    review: bool = True
+    context: bool = True
+    priors: bool = True
+
+
+class PriorsConfig(_Section):
+    enhance: bool = True
+    enhancer: str = "deepfilternet"
+
+
+class Config(_Section):
+    preset: Literal["cpu", "gpu"] = "cpu"
+    labels: Literal["auto", "zh", "en"] = "auto"
+    vad: VadConfig = VadConfig()
+    diarization: DiarizationConfig = DiarizationConfig()
+    asr: AsrConfig = AsrConfig()
+    priors: PriorsConfig = PriorsConfig()
+    agents: AgentsConfig = AgentsConfig()
+    labeler: EndpointConfig = EndpointConfig()
+    reviewer: EndpointConfig = EndpointConfig()
+    max_segment_s: float = 20.0
+    min_segment_s: float = 0.4
+
+    def fingerprint_fields(self) -> str:
+        """Settings that change results; part of a recording's resume fingerprint."""
+        return self.model_dump_json(exclude={"asr": {"cpu_threads"}, "labeler": {"timeout_s"}, "reviewer": {"timeout_s"}})
+
+
+GPU_PRESET: dict = {
+    "preset": "gpu",
+    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5},
+    "diarization": {"backend": "pyannote", "pyannote_path": "models/pyannote-speaker-diarization-community-1"},
+    "agents": {"backend": "openai"},
+    "labeler": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": True},
+    "reviewer": {"url": "http://127.0.0.1:8001/v1", "model": "Qwen/Qwen3.6-27B", "audio": False},
+}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: dict | None = None) -> Config:
+    """Build a Config from a preset, an optional TOML file and overrides (later wins)."""
+    data: dict = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"{p}: cannot read config ({exc})") from exc
+    over = overrides or {}
+    preset = over.get("preset") or data.get("preset") or "cpu"
+    merged = _merge(GPU_PRESET if preset == "gpu" else {}, data)
+    merged = _merge(merged, over)
+    return Config.model_validate(merged)

@@ -1,0 +1,60 @@
+"""Names and units of prior evidence: the vocabulary shared by extractors and agents.
+
+Extractors write Evidence(name=...) with these names; contracts admit them by name or by
+prefix (e.g. "pitch." admits every pitch statistic). Speaker-level aggregates use the same
+names under the key ``speaker:<label>`` (mean of the speaker's segments, weighted by
+duration), and population statistics under the key ``recording``.
+"""
+
+from __future__ import annotations
+
+# name: (unit, description)
+EVIDENCE: dict[str, tuple[str, str]] = {
+    # acoustic statistics on the enhanced segment (DataSpeech-style)
+    "pitch.mean_hz": ("Hz", "mean F0 over voiced frames"),
+    "pitch.median_hz": ("Hz", "median F0 over voiced frames"),
+    "pitch.std_semitones": ("st", "F0 standard deviation in semitones"),
+    "pitch.range_semitones": ("st", "5th-95th percentile F0 range in semitones"),
+    "pitch.slope_semitones_per_s": ("st/s", "linear F0 trend across the segment (negative: falling)"),
+    "pitch.final_slope_semitones": ("st", "F0 change over the last 30% of voiced frames"),
+    "pitch.voiced_ratio": ("ratio", "share of frames that are voiced"),
+    "loudness.lufs": ("LUFS", "integrated loudness (ITU BS.1770)"),
+    "energy.rms_db": ("dBFS", "RMS energy"),
+    "energy.std_db": ("dB", "standard deviation of frame energy over speech"),
+    "rate.units_per_s": ("units/s", "characters per second (zh) or syllables per second"),
+    "rate.unit": ("", "'char' or 'syllable'"),
+    "pause.ratio": ("ratio", "share of the segment that is pause (>= 150 ms)"),
+    "pause.count": ("count", "number of internal pauses >= 300 ms"),
+    "pause.longest_s": ("s", "longest internal pause"),
+    "snr.db": ("dB", "estimated speech-to-noise ratio on the original audio"),
+    "voice.hnr_db": ("dB", "harmonics-to-noise ratio"),
+    "voice.jitter": ("ratio", "local jitter"),
+    "voice.shimmer": ("ratio", "local shimmer"),
+    # speaker traits on the original audio
+    "gender.p_male": ("prob", "probability that the voice is male (classifier, cross-checked with pitch)"),
+    "gender.label": ("", "'male' or 'female' by the extractor's decision"),
+    "age.band": ("", "coarse age band evidence when a model provides it"),
+    # scene and events on the original audio
+    "scene.speech_prob": ("prob", "share of frames with speech"),
+    "scene.music_prob": ("prob", "share of frames with music"),
+    "scene.singing_prob": ("prob", "share of frames with singing"),
+    "scene.noise_db": ("dBFS", "noise floor level in non-speech frames"),
+    "scene.noise_type": ("", "'none', 'stationary', 'babble', 'music' or 'impulsive'"),
+    "scene.dnsmos_sig": ("MOS", "DNSMOS speech quality"),
+    "scene.dnsmos_bak": ("MOS", "DNSMOS background quality (low: intrusive background)"),
+    "scene.dnsmos_ovrl": ("MOS", "DNSMOS overall quality"),
+    "scene.reverb": ("ratio", "reverberation proxy (late energy decay), 0 dry .. 1 very reverberant"),
+    "scene.background": ("", "'none', 'noise' or 'music' by the extractor's decision"),
+    "events.laughter": ("prob", "laughter evidence"),
+    "events.breath": ("prob", "audible breath evidence"),
+    "events.long_pause": ("count", "pauses >= 700 ms inside the segment"),
+    # emotion
+    "emotion.arousal": ("z", "prosodic arousal: energy, pitch and rate relative to the speaker"),
+    "emotion.valence_text": ("score", "transcript valence in [-1, 1]"),
+    "emotion.model_label": ("", "label of a plugged-in emotion model (emotion2vec)"),
+    "emotion.model_scores": ("", "score per class of a plugged-in emotion model"),
+}
+
+
+def unit_of(name: str) -> str:
+    return EVIDENCE.get(name, ("", ""))[0]

@@ -1,0 +1,132 @@
+"""Typed records that stages exchange through the shared state.
+
+Every record is keyed by (recording, segment key). Segment keys are stable strings
+("seg_00012") assigned by the segment table; speaker-level records use the key
+``speaker:<raw speaker label>`` and recording-level ones the key ``recording``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+RECORDING_KEY = "recording"
+
+
+def speaker_key(speaker: str) -> str:
+    return f"speaker:{speaker}"
+
+
+def segment_key(index: int) -> str:
+    return f"seg_{index:05d}"
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word (English) or character (Chinese) with times in seconds."""
+
+    text: str
+    start: float
+    end: float
+    probability: float = 1.0
+
+
+@dataclass
+class Turn:
+    """A speaker-homogeneous interval from diarization (seconds)."""
+
+    start: float
+    end: float
+    speaker: str
+    overlap: bool = False
+
+
+@dataclass
+class Segment:
+    """A canonical segment of the segment table (times in seconds)."""
+
+    key: str
+    start: float
+    end: float
+    speaker: str
+    text: str = ""
+    language: str = ""
+    language_probability: float = 0.0
+    words: list[Word] = field(default_factory=list)
+    source: str = "pipeline"  # "pipeline" or "reference" (fixed timeline)
+
+    @property
+    def duration(self) -> float:
+        return max(0.0, self.end - self.start)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["words"] = [asdict(w) for w in self.words]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Segment":
+        d = dict(d)
+        d["words"] = [Word(**w) for w in d.get("words", [])]
+        return cls(**d)
+
+
+@dataclass
+class Evidence:
+    """One prior-evidence value attached to a segment, speaker or recording key.
+
+    ``reliability`` in [0, 1] says how far the extractor trusts the value on this input
+    (e.g. pitch on a mostly unvoiced segment is unreliable).
+    """
+
+    key: str
+    name: str
+    value: Any
+    unit: str = ""
+    extractor: str = ""
+    model: str = ""
+    version: str = ""
+    reliability: float = 1.0
+
+
+@dataclass
+class Contract:
+    """The Planning Agent's contract for one segment and field."""
+
+    key: str
+    field: str
+    objective: str
+    value_format: str
+    admissible_evidence: list[str]
+    priority: list[str]
+    context_scope: list[str]
+    conflict_rule: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prediction:
+    """A labeled value for one segment and field in one review round."""
+
+    key: str
+    field: str
+    value: str | None
+    confidence: float
+    evidence: list[str]
+    round: int = 0
+    backend: str = ""
+    status: str = "ok"  # "ok", "abstain" or "failed"
+    error: str = ""
+    rationale: str = ""
+
+
+@dataclass
+class Verdict:
+    """The Review Agent's decision on one prediction."""
+
+    key: str
+    field: str
+    round: int
+    accepted: bool
+    reason: str = ""
+    request: str = ""  # the field-specific revision request when not accepted

@@ -1,0 +1,229 @@
+"""The annotation schema: the 15 attributes, their groups, vocabularies and the output record.
+
+This module is the contract between every stage and SA-Eval. The output key order and the
+field vocabularies follow the released SpeechAnnotator demo format (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+LabelLanguage = Literal["zh", "en"]
+
+# Keys of one output segment, in the exact order of the demo JSON.
+OUTPUT_KEYS: tuple[str, ...] = (
+    "speaker_id",
+    "speaker_name",
+    "text",
+    "text_and_paralanguage",
+    "start_time",
+    "end_time",
+    "language",
+    "background_sound",
+    "environment",
+    "gender",
+    "age",
+    "pitch",
+    "speed",
+    "emotion",
+    "accent",
+    "tone",
+    "rhythm",
+    "texture",
+    "pronunciation",
+    "paralinguistic",
+    "contextual_inference",
+    "caption",
+)
+
+
+class Group(str, Enum):
+    SEMANTIC = "semantic_understanding"
+    SPEAKER = "speaker_profile"
+    PROSODY = "prosody_and_delivery"
+    VOICE = "voice_quality_and_articulation"
+    AFFECT = "affective_and_paralinguistic"
+    SCENE = "acoustic_scene"
+
+
+# The 15 evaluated attributes and their schema group (paper, section 3.2).
+FIELD_GROUPS: dict[str, Group] = {
+    "caption": Group.SEMANTIC,
+    "contextual_inference": Group.SEMANTIC,
+    "gender": Group.SPEAKER,
+    "age": Group.SPEAKER,
+    "accent": Group.SPEAKER,
+    "pitch": Group.PROSODY,
+    "speed": Group.PROSODY,
+    "rhythm": Group.PROSODY,
+    "tone": Group.PROSODY,
+    "texture": Group.VOICE,
+    "pronunciation": Group.VOICE,
+    "emotion": Group.AFFECT,
+    "paralinguistic": Group.AFFECT,
+    "environment": Group.SCENE,
+    "background_sound": Group.SCENE,
+}
+FIELDS: tuple[str, ...] = tuple(k for k in OUTPUT_KEYS if k in FIELD_GROUPS)
+CLOSED_FIELDS: tuple[str, ...] = ("gender", "age")
+OPEN_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f not in CLOSED_FIELDS)
+# Fields composed after review from the reviewed state (not labeled directly).
+COMPOSED_FIELDS: tuple[str, ...] = ("caption", "contextual_inference")
+LABELED_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f not in COMPOSED_FIELDS)
+
+GROUP_NAMES: dict[Group, dict[str, str]] = {
+    Group.SEMANTIC: {"en": "Semantic Understanding", "zh": "语义理解"},
+    Group.SPEAKER: {"en": "Speaker Profile", "zh": "说话人画像"},
+    Group.PROSODY: {"en": "Prosody and Delivery", "zh": "韵律与表达"},
+    Group.VOICE: {"en": "Voice Quality and Articulation", "zh": "音质与发音"},
+    Group.AFFECT: {"en": "Affective and Paralinguistic Cues", "zh": "情感与副语言"},
+    Group.SCENE: {"en": "Acoustic Scene", "zh": "声学场景"},
+}
+
+# Closed vocabularies, index-aligned between languages.
+GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
+AGE_VALUES: dict[str, tuple[str, ...]] = {
+    "zh": ("儿童", "少年", "青年", "中年", "老年"),
+    "en": ("child", "teenager", "young adult", "middle-aged", "elderly"),
+}
+EMOTION_INTENSITY: dict[str, tuple[str, ...]] = {
+    "zh": ("极弱", "较弱", "中等", "较强", "极强"),
+    "en": ("very weak", "weak", "moderate", "strong", "very strong"),
+}
+NONE_VALUE: dict[str, str] = {"zh": "无", "en": "none"}
+
+# Aliases for the closed fields; keys are canonical English ids.
+_GENDER_ALIASES: dict[str, tuple[str, ...]] = {
+    "male": ("male", "m", "man", "men", "boy", "男", "男声", "男性", "男生", "男人", "男性声音", "男聲"),
+    "female": (
+        "female", "f", "woman", "women", "girl", "女", "女声", "女性", "女生", "女人", "女性声音", "女聲",
+    ),
+}
+_AGE_ALIASES: dict[str, tuple[str, ...]] = {
+    "child": ("child", "kid", "children", "儿童", "小孩", "孩子", "幼儿", "童声", "兒童"),
+    "teenager": ("teenager", "teen", "adolescent", "youth", "少年", "青少年"),
+    "young adult": ("young adult", "young", "adult", "青年", "年轻", "年轻人", "成年"),
+    "middle-aged": ("middle-aged", "middle aged", "middle age", "middleaged", "中年", "中年人"),
+    "elderly": ("elderly", "old", "senior", "aged", "老年", "老人", "老年人"),
+}
+_EMPTY_MARKERS = {
+    "", "无", "没有", "無", "none", "null", "n/a", "na", "nan", "no", "nothing", "-", "—", "空",
+    "unknown", "不详", "未知",
+}
+
+
+def normalize_text(value: object) -> str:
+    """Canonical surface form: NFKC, lower case, punctuation and whitespace removed.
+
+    Used by the closed-field canonicalizer and by Open-Eval before encoding, so that
+    full-width vs half-width punctuation or spacing never changes a score.
+    """
+    if value is None:
+        return ""
+    text = unicodedata.normalize("NFKC", str(value)).strip().lower()
+    return "".join(ch for ch in text if not (unicodedata.category(ch)[0] in "PZC" or ch.isspace()))
+
+
+def _alias_table(aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    return {normalize_text(a): canon for canon, names in aliases.items() for a in names}
+
+
+_GENDER_TABLE = _alias_table(_GENDER_ALIASES)
+_AGE_TABLE = _alias_table(_AGE_ALIASES)
+_EMPTY_TABLE = {normalize_text(m) for m in _EMPTY_MARKERS}
+
+
+def is_empty_marker(value: object) -> bool:
+    return normalize_text(value) in _EMPTY_TABLE
+
+
+def canonical_closed(field: str, value: object) -> str | None:
+    """Map a gender or age value in any alias / language to its canonical English id.
+
+    Returns ``"none"`` for an explicit empty marker and None for an unparsable value.
+    """
+    table = {"gender": _GENDER_TABLE, "age": _AGE_TABLE}[field]
+    key = normalize_text(value)
+    if key in _EMPTY_TABLE:
+        return "none"
+    if key in table:
+        return table[key]
+    # Tolerate decorated values such as "男声（较确定）" or "female voice".
+    hits = {canon for alias, canon in table.items() if len(alias) >= 2 and alias in key}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def closed_value(field: str, canon: str, lang: LabelLanguage) -> str:
+    """The label-language surface form of a canonical closed value."""
+    en = {"gender": GENDER_VALUES["en"], "age": AGE_VALUES["en"]}[field]
+    loc = {"gender": GENDER_VALUES[lang], "age": AGE_VALUES[lang]}[field]
+    if canon == "none":
+        return NONE_VALUE[lang]
+    return loc[en.index(canon)]
+
+
+_MS = Field(ge=0, description="integer milliseconds from the recording start")
+
+
+class SegmentRecord(BaseModel):
+    """One output segment in the demo JSON format (keys in OUTPUT_KEYS order)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    speaker_id: str = Field(pattern=r"^spk_\d{2,}$")
+    speaker_name: str
+    text: str
+    text_and_paralanguage: str
+    start_time: int = _MS
+    end_time: int = _MS
+    language: str
+    background_sound: str
+    environment: str
+    gender: str
+    age: str
+    pitch: str
+    speed: str
+    emotion: str
+    accent: str
+    tone: str
+    rhythm: str
+    texture: str
+    pronunciation: str
+    paralinguistic: str
+    contextual_inference: str
+    caption: str
+
+    @field_validator("end_time")
+    @classmethod
+    def _end_after_start(cls, v: int, info) -> int:
+        start = info.data.get("start_time")
+        if start is not None and v < start:
+            raise ValueError(f"end_time {v} is before start_time {start}")
+        return v
+
+    def ordered(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in OUTPUT_KEYS}
+
+
+def validate_records(items: list[dict]) -> list[SegmentRecord]:
+    """Validate a decoded output JSON array: schema, key order and time order."""
+    records = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValueError(f"segment {i} is not an object")
+        if tuple(item) != OUTPUT_KEYS:
+            raise ValueError(f"segment {i} keys are not the demo format keys in order")
+        records.append(SegmentRecord.model_validate(item))
+    for i in range(1, len(records)):
+        if (records[i].start_time, records[i].end_time) < (records[i - 1].start_time, records[i - 1].end_time):
+            raise ValueError(f"segment {i} is out of time order")
+    return records
+
+
+def has_cjk(text: str) -> bool:
+    return bool(re.search(r"[\u3400-\u9fff\uf900-\ufaff]", text or ""))

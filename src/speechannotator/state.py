@@ -1,0 +1,256 @@
+"""The shared state: one SQLite database (WAL mode) per output directory.
+
+Every artifact of a recording lives here, keyed by (recording, segment key): the segment
+table, prior evidence, field contracts, predictions of every review round, review
+verdicts and the final records. A stage writes its outputs and its completion mark in one
+transaction, so a killed run leaves either the whole stage or nothing, and a rerun resumes
+at the first stage that is not marked done.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .records import Contract, Evidence, Prediction, Segment, Verdict
+
+SCHEMA_VERSION = 1
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS recordings (
+    rec TEXT PRIMARY KEY, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    duration REAL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stages (
+    rec TEXT NOT NULL, stage TEXT NOT NULL, done_at REAL NOT NULL, info TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (rec, stage)
+);
+CREATE TABLE IF NOT EXISTS segments (
+    rec TEXT NOT NULL, key TEXT NOT NULL, start REAL NOT NULL, "end" REAL NOT NULL,
+    speaker TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (rec, key)
+);
+CREATE TABLE IF NOT EXISTS evidence (
+    rec TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (rec, key, name)
+);
+CREATE TABLE IF NOT EXISTS contracts (
+    rec TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (rec, key, field)
+);
+CREATE TABLE IF NOT EXISTS predictions (
+    rec TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL, round INTEGER NOT NULL,
+    data TEXT NOT NULL, PRIMARY KEY (rec, key, field, round)
+);
+CREATE TABLE IF NOT EXISTS verdicts (
+    rec TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL, round INTEGER NOT NULL,
+    data TEXT NOT NULL, PRIMARY KEY (rec, key, field, round)
+);
+CREATE TABLE IF NOT EXISTS records (
+    rec TEXT NOT NULL, key TEXT NOT NULL, position INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (rec, key)
+);
+"""
+
+_PER_RECORDING_TABLES = ("stages", "segments", "evidence", "contracts", "predictions", "verdicts", "records")
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class StateStore:
+    """Access to the state database. One instance per process; safe across threads."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA busy_timeout=60000")
+        with self.transaction() as c:
+            for stmt in _DDL.strip().split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "StateStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All writes inside happen atomically (BEGIN IMMEDIATE ... COMMIT)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, tuple(args)).fetchall()
+
+    # -- recordings ---------------------------------------------------------------------
+
+    def begin_recording(self, rec: str, path: str, fingerprint: str, duration: float | None = None) -> bool:
+        """Register a recording. Returns True when earlier work on it can be resumed.
+
+        A recording whose fingerprint (audio content + settings) changed is reset, so that
+        stale stages never mix with new ones.
+        """
+        with self.transaction() as c:
+            row = c.execute("SELECT fingerprint FROM recordings WHERE rec=?", (rec,)).fetchone()
+            resumable = row is not None and row[0] == fingerprint
+            if row is not None and not resumable:
+                for table in _PER_RECORDING_TABLES:
+                    c.execute(f"DELETE FROM {table} WHERE rec=?", (rec,))
+            c.execute(
+                "INSERT INTO recordings (rec, path, fingerprint, duration, status, updated) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(rec) DO UPDATE SET path=excluded.path, fingerprint=excluded.fingerprint, "
+                "duration=excluded.duration, status=CASE WHEN recordings.fingerprint=excluded.fingerprint "
+                "THEN recordings.status ELSE 'running' END, updated=excluded.updated",
+                (rec, path, fingerprint, duration, "running", time.time()),
+            )
+        return resumable
+
+    def status(self, rec: str) -> tuple[str, str] | None:
+        rows = self._query("SELECT status, fingerprint FROM recordings WHERE rec=?", (rec,))
+        return rows[0] if rows else None
+
+    def set_status(self, rec: str, status: str, error: str = "") -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?", (status, error, time.time(), rec))
+
+    def recordings(self) -> list[dict[str, Any]]:
+        rows = self._query("SELECT rec, path, fingerprint, duration, status, error FROM recordings ORDER BY rec")
+        keys = ("rec", "path", "fingerprint", "duration", "status", "error")
+        return [dict(zip(keys, r)) for r in rows]
+
+    # -- stages -------------------------------------------------------------------------
+
+    def stage_done(self, rec: str, stage: str) -> bool:
+        return bool(self._query("SELECT 1 FROM stages WHERE rec=? AND stage=?", (rec, stage)))
+
+    def stage_info(self, rec: str, stage: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT info FROM stages WHERE rec=? AND stage=?", (rec, stage))
+        return json.loads(rows[0][0]) if rows else None
+
+    @staticmethod
+    def mark_stage(c: sqlite3.Connection, rec: str, stage: str, info: dict[str, Any] | None = None) -> None:
+        c.execute(
+            "INSERT OR REPLACE INTO stages VALUES (?,?,?,?)", (rec, stage, time.time(), _dump(info or {}))
+        )
+
+    def clear_stages(self, rec: str, stages: Iterable[str]) -> None:
+        with self.transaction() as c:
+            for s in stages:
+                c.execute("DELETE FROM stages WHERE rec=? AND stage=?", (rec, s))
+
+    # -- segments -----------------------------------------------------------------------
+
+    @staticmethod
+    def write_segments(c: sqlite3.Connection, rec: str, segments: list[Segment]) -> None:
+        c.execute("DELETE FROM segments WHERE rec=?", (rec,))
+        c.executemany(
+            'INSERT INTO segments (rec, key, start, "end", speaker, data) VALUES (?,?,?,?,?,?)',
+            [(rec, s.key, s.start, s.end, s.speaker, _dump(s.to_json())) for s in segments],
+        )
+
+    def segments(self, rec: str) -> list[Segment]:
+        rows = self._query('SELECT data FROM segments WHERE rec=? ORDER BY start, "end", key', (rec,))
+        return [Segment.from_json(json.loads(r[0])) for r in rows]
+
+    # -- evidence -----------------------------------------------------------------------
+
+    @staticmethod
+    def write_evidence(c: sqlite3.Connection, rec: str, items: Iterable[Evidence]) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO evidence VALUES (?,?,?,?)",
+            [(rec, e.key, e.name, _dump(asdict(e))) for e in items],
+        )
+
+    def evidence(self, rec: str) -> dict[str, dict[str, Evidence]]:
+        """All evidence of a recording: {key: {name: Evidence}}."""
+        out: dict[str, dict[str, Evidence]] = defaultdict(dict)
+        for key, name, data in self._query("SELECT key, name, data FROM evidence WHERE rec=?", (rec,)):
+            out[key][name] = Evidence(**json.loads(data))
+        return dict(out)
+
+    # -- contracts, predictions, verdicts ------------------------------------------------
+
+    @staticmethod
+    def write_contracts(c: sqlite3.Connection, rec: str, items: Iterable[Contract]) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO contracts VALUES (?,?,?,?)",
+            [(rec, x.key, x.field, _dump(asdict(x))) for x in items],
+        )
+
+    def contracts(self, rec: str) -> dict[tuple[str, str], Contract]:
+        rows = self._query("SELECT key, field, data FROM contracts WHERE rec=?", (rec,))
+        return {(k, f): Contract(**json.loads(d)) for k, f, d in rows}
+
+    @staticmethod
+    def write_predictions(c: sqlite3.Connection, rec: str, items: Iterable[Prediction]) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO predictions VALUES (?,?,?,?,?)",
+            [(rec, p.key, p.field, p.round, _dump(asdict(p))) for p in items],
+        )
+
+    def predictions(self, rec: str, *, all_rounds: bool = False) -> dict[tuple[str, str], Any]:
+        """Latest prediction per (key, field); with all_rounds, the list of every round."""
+        rows = self._query("SELECT key, field, round, data FROM predictions WHERE rec=? ORDER BY round", (rec,))
+        if all_rounds:
+            trail: dict[tuple[str, str], list[Prediction]] = defaultdict(list)
+            for k, f, _, d in rows:
+                trail[(k, f)].append(Prediction(**json.loads(d)))
+            return dict(trail)
+        return {(k, f): Prediction(**json.loads(d)) for k, f, _, d in rows}
+
+    @staticmethod
+    def write_verdicts(c: sqlite3.Connection, rec: str, items: Iterable[Verdict]) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?)",
+            [(rec, v.key, v.field, v.round, _dump(asdict(v))) for v in items],
+        )
+
+    def verdicts(self, rec: str) -> dict[tuple[str, str], list[Verdict]]:
+        rows = self._query("SELECT key, field, data FROM verdicts WHERE rec=? ORDER BY round", (rec,))
+        out: dict[tuple[str, str], list[Verdict]] = defaultdict(list)
+        for k, f, d in rows:
+            out[(k, f)].append(Verdict(**json.loads(d)))
+        return dict(out)
+
+    # -- final records ------------------------------------------------------------------
+
+    @staticmethod
+    def write_records(c: sqlite3.Connection, rec: str, items: list[tuple[str, dict[str, Any]]]) -> None:
+        c.execute("DELETE FROM records WHERE rec=?", (rec,))
+        c.executemany(
+            "INSERT INTO records VALUES (?,?,?,?)",
+            [(rec, key, i, _dump(data)) for i, (key, data) in enumerate(items)],
+        )
+
+    def records(self, rec: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._query("SELECT key, data FROM records WHERE rec=? ORDER BY position", (rec,))
+        return [(k, json.loads(d)) for k, d in rows]
