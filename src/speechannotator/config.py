@@ -49,7 +49,9 @@ class AsrConfig(_Section):
     device: str = "cpu"
     compute_type: str = "int8"
     beam_size: int = 1
-    language: str | None = None  # force one language; None detects per segment
+    language: str | None = None  # force one language; None detects per span / segment
+    mode: Literal["chunk", "segment"] = "chunk"  # decode spans of segments, or each segment alone
+    chunk_s: float = 28.0
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     cpu_threads: int = 0

@@ -1,0 +1,142 @@
+"""The command line: a thin layer over the Python API."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .audio import find_audio_files
+from .config import load_config
+
+
+def _fail(path: Path | str, cause: str) -> None:
+    click.echo(f"speechannotator: error: {path}: {cause}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="speechannotator")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging (tracebacks of failures).")
+def main(verbose: bool) -> None:
+    """Annotate long speech recordings for controllable speech generation, and evaluate annotations."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: <stem>.json per recording and state.sqlite.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="TOML settings file.")
+@click.option("--preset", type=click.Choice(["cpu", "gpu"]), help="Settings preset (default cpu).")
+@click.option("--labels", type=click.Choice(["auto", "zh", "en"]), help="Label language (default: from the speech).")
+@click.option("--timeline", type=click.Path(exists=True, path_type=Path), help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): replaces diarization and ASR.")
+@click.option("--num-speakers", type=int, help="Exact number of speakers.")
+@click.option("--min-speakers", type=int, help="Lower bound on the number of speakers.")
+@click.option("--max-speakers", type=int, help="Upper bound on the number of speakers.")
+@click.option("--asr-model", help="A faster-whisper model folder (e.g. large-v3).")
+@click.option("--device", help="ASR device: cpu or cuda.")
+@click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
+@click.option("--llm-model", help="Model name at --llm-url.")
+@click.option("--review-rounds", type=int, help="Bound on review rounds (default 2).")
+@click.option("--no-review", is_flag=True, help="Ablation: no Review Agent and no relabeling.")
+@click.option("--no-context", is_flag=True, help="Ablation: the planner sees no history, neighbours or summary.")
+@click.option("--no-priors", is_flag=True, help="Ablation: no prior evidence extractors.")
+@click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, device, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet):
+    """Annotate recordings (files or folders) into OUT/<stem>.json."""
+    from tqdm import tqdm
+
+    from .output.table import render
+    from .pipeline import Annotator
+
+    over: dict = {"diarization": {}, "asr": {}, "agents": {}, "labeler": {}}
+    if preset:
+        over["preset"] = preset
+    if labels:
+        over["labels"] = labels
+    for key, val in (("num_speakers", num_speakers), ("min_speakers", min_speakers), ("max_speakers", max_speakers)):
+        if val is not None:
+            over["diarization"][key] = val
+    if asr_model:
+        over["asr"]["model"] = asr_model
+    if device:
+        over["asr"]["device"] = device
+    if llm_url or llm_model:
+        over["agents"]["backend"] = "openai"
+        over["labeler"].update({k: v for k, v in (("url", llm_url), ("model", llm_model)) if v})
+    if review_rounds is not None:
+        over["agents"]["review_rounds"] = review_rounds
+    for flag, key in ((no_review, "review"), (no_context, "context"), (no_priors, "priors")):
+        if flag:
+            over["agents"][key] = False
+    try:
+        config = load_config(config_path, over)
+    except Exception as exc:  # pydantic / TOML errors: one line
+        _fail(config_path or "settings", str(exc).splitlines()[0])
+        sys.exit(2)
+
+    files = find_audio_files(list(paths))
+    if not files:
+        _fail(", ".join(map(str, paths)), "no audio files found")
+        sys.exit(1)
+    annotator = Annotator(out_dir, config)
+    failures, seen = 0, set()
+    bar = tqdm(files, unit="file", disable=quiet or len(files) == 0, file=sys.stderr, dynamic_ncols=True)
+    try:
+        for path in bar:
+            if path.stem in seen:
+                failures += 1
+                _fail(path, f"another input is also named {path.stem!r}; outputs would collide")
+                continue
+            seen.add(path.stem)
+            ref = timeline
+            if timeline is not None and timeline.is_dir():
+                matches = sorted(p for p in timeline.iterdir() if p.stem.split(".")[0] == path.stem)
+                if not matches:
+                    failures += 1
+                    _fail(path, f"no reference timeline named {path.stem}.* in {timeline}")
+                    continue
+                ref = matches[0]
+            bar.set_description(path.name[:30])
+            result = annotator.annotate(path, timeline=ref, on_stage=lambda s: bar.set_postfix_str(s))
+            if not result.ok:
+                failures += 1
+                bar.clear()
+                _fail(path, result.error or "failed")
+                continue
+            if show:
+                bar.clear()
+                note = " (already complete, skipped)" if result.skipped else ""
+                click.echo(render(result.records, title=f"{path.name} -> {result.output}{note}"))
+    finally:
+        bar.close()
+        annotator.close()
+    ok = len(files) - failures
+    click.echo(f"annotated {ok}/{len(files)} recording(s) into {out_dir}", err=True)
+    sys.exit(1 if failures else 0)
+
+
+def _register_optional() -> None:
+    """Subcommands that live with their subsystems."""
+    try:
+        from .evaluation.cli import bench_group, eval_group
+
+        main.add_command(eval_group)
+        main.add_command(bench_group)
+    except ImportError:
+        pass
+    try:
+        from .agents.cli import explain
+
+        main.add_command(explain)
+    except ImportError:
+        pass
+
+
+_register_optional()
+
+if __name__ == "__main__":
+    main()

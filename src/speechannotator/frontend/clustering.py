@@ -1,0 +1,81 @@
+"""Speaker clustering with an automatically estimated speaker count.
+
+Average-linkage agglomerative clustering of window embeddings on cosine similarity, stopped
+at `threshold`. Measured on Resemblyzer d-vectors of the bundled example and LibriVox
+speech: windows of one speaker average 0.77-0.82 cosine similarity, windows of different
+speakers 0.45, so the default 0.6 sits between them. Average linkage compares whole groups,
+so a speaker's slow drift over a long recording does not split it the way a window-level
+threshold would. (Spectral clustering with eigengap counting was tried first: on 20-40
+windows it over-split a single LibriVox reader into 8 speakers.)
+
+Long recordings: at most `max_points` windows are clustered directly (evenly subsampled);
+every window is then assigned to its nearest speaker centroid, so memory and time stay
+bounded and speaker ids are consistent across the whole file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class ClusterResult:
+    labels: np.ndarray  # (n,) speaker index per window, 0..k-1
+    num_speakers: int
+    centroids: np.ndarray  # (k, d), unit norm
+    min_between: float  # highest centroid-to-centroid similarity (how close the closest speakers are)
+
+
+def _normalize(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
+
+
+def estimate_clusters(
+    vectors: np.ndarray,
+    *,
+    num_speakers: int | None = None,
+    min_speakers: int = 1,
+    max_speakers: int = 8,
+    threshold: float = 0.6,
+    max_points: int = 1500,
+    min_cluster_share: float = 0.03,
+) -> ClusterResult:
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    n = len(vectors)
+    if n == 0:
+        return ClusterResult(np.zeros(0, int), 0, np.zeros((0, 256), np.float32), 0.0)
+    x = _normalize(vectors.astype(np.float64))
+    if n < 3 or num_speakers == 1 or max_speakers <= 1:
+        return ClusterResult(np.zeros(n, int), 1, _normalize(x.mean(axis=0, keepdims=True)), 1.0)
+
+    sample = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
+    xs = x[sample]
+    tree = linkage(xs, method="average", metric="cosine")
+    if num_speakers:
+        labels = fcluster(tree, t=num_speakers, criterion="maxclust")
+    else:
+        labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
+        k = len(np.unique(labels))
+        if k > max_speakers or k < min_speakers:
+            labels = fcluster(tree, t=int(np.clip(k, min_speakers, max_speakers)), criterion="maxclust")
+    labels = labels - 1
+
+    # Clusters holding a sliver of the windows are noise (laughs, overlaps, music):
+    # dissolve them into the nearest real speaker unless a count was requested.
+    counts = np.bincount(labels)
+    keep = [j for j in range(len(counts)) if counts[j] >= max(2, min_cluster_share * len(xs))]
+    if num_speakers or not keep:
+        keep = [j for j in range(len(counts)) if counts[j] > 0]
+    keep = keep[: max(max_speakers, 1)]
+    centroids = _normalize(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
+    # One refinement pass: every window (sampled or not) to its nearest centroid.
+    final = np.argmax(x @ centroids.T, axis=1)
+    used = np.unique(final)
+    centroids = _normalize(np.stack([x[final == j].mean(axis=0) for j in used]))
+    final = np.searchsorted(used, final)
+    sims = centroids @ centroids.T
+    np.fill_diagonal(sims, -1.0)
+    return ClusterResult(final, len(used), centroids.astype(np.float32), float(sims.max()) if len(used) > 1 else 1.0)

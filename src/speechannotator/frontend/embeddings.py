@@ -1,0 +1,85 @@
+"""Speaker embeddings of short sliding windows (Resemblyzer GE2E d-vectors, shipped weights)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from .vad import SpeechRegion
+
+_ENCODER = None
+_LOCK = threading.Lock()
+_WINDOW_FRAMES = 160  # Resemblyzer's partial utterance: 160 mel frames of 10 ms = 1.6 s
+_FRAME_S = 0.01
+
+
+def encoder():
+    """The shared VoiceEncoder (loaded once per process; ~17 MB)."""
+    global _ENCODER
+    with _LOCK:
+        if _ENCODER is None:
+            import torch
+            from resemblyzer import VoiceEncoder
+
+            torch.set_num_threads(max(1, torch.get_num_threads()))
+            _ENCODER = VoiceEncoder("cpu", verbose=False)
+        return _ENCODER
+
+
+@dataclass
+class WindowEmbeddings:
+    starts: np.ndarray  # seconds, shape (n,)
+    ends: np.ndarray
+    vectors: np.ndarray  # (n, 256), unit norm
+    region_index: np.ndarray  # index of the speech region each window belongs to
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def centers(self) -> np.ndarray:
+        return (self.starts + self.ends) / 2
+
+
+def embed_windows(
+    samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], hop_s: float = 0.75, batch: int = 256
+) -> WindowEmbeddings:
+    """Embed 1.6 s windows every `hop_s` inside each speech region.
+
+    A region shorter than a window gets one zero-padded window, so every region is covered.
+    Mel frames are computed per region (memory stays proportional to one region).
+    """
+    import torch
+    from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
+
+    hop = max(1, int(round(hop_s / _FRAME_S)))
+    mels, starts, ends, owner = [], [], [], []
+    for i, r in enumerate(regions):
+        wav = samples[int(r.start * sample_rate): int(r.end * sample_rate)]
+        if len(wav) < int(0.2 * sample_rate):
+            continue
+        wav = normalize_volume(wav.astype(np.float32), -30, increase_only=False)
+        mel = wav_to_mel_spectrogram(wav)  # (frames, 40)
+        n = len(mel)
+        offsets = list(range(0, max(1, n - _WINDOW_FRAMES + 1), hop))
+        if n > _WINDOW_FRAMES and offsets[-1] + _WINDOW_FRAMES < n:
+            offsets.append(n - _WINDOW_FRAMES)  # cover the region's tail
+        for o in offsets:
+            m = mel[o: o + _WINDOW_FRAMES]
+            if len(m) < _WINDOW_FRAMES:
+                m = np.pad(m, ((0, _WINDOW_FRAMES - len(m)), (0, 0)))
+            mels.append(m)
+            starts.append(r.start + o * _FRAME_S)
+            ends.append(min(r.end, r.start + (o + _WINDOW_FRAMES) * _FRAME_S))
+            owner.append(i)
+    if not mels:
+        return WindowEmbeddings(np.zeros(0), np.zeros(0), np.zeros((0, 256), np.float32), np.zeros(0, int))
+    enc = encoder()
+    out = []
+    with torch.inference_mode():
+        for b in range(0, len(mels), batch):
+            x = torch.from_numpy(np.stack(mels[b: b + batch]).astype(np.float32))
+            out.append(enc(x).numpy())
+    return WindowEmbeddings(np.array(starts), np.array(ends), np.concatenate(out), np.array(owner))

@@ -1,0 +1,73 @@
+"""Stage 6, the segment table: turns -> canonical speaker-homogeneous segments.
+
+Consecutive turns of one speaker separated by a short pause are merged; over-long turns are
+split at their longest internal pause (or, with none, at the quietest point near the
+middle); fragments too short to carry words are dropped. Keys are assigned in time order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..records import Segment, Turn, segment_key
+
+
+def merge_turns(turns: list[Turn], max_gap: float, max_len: float) -> list[list[Turn]]:
+    groups: list[list[Turn]] = []
+    for t in sorted(turns, key=lambda t: (t.start, t.end)):
+        last = groups[-1] if groups else None
+        if last and last[-1].speaker == t.speaker and t.start - last[-1].end <= max_gap and t.end - last[0].start <= max_len:
+            last.append(t)
+        else:
+            groups.append([t])
+    return groups
+
+
+def _split_point(group: list[Turn], samples: np.ndarray, sr: int) -> float:
+    if len(group) > 1:
+        gaps = [(group[i + 1].start - group[i].end, i) for i in range(len(group) - 1)]
+        _, i = max(gaps)
+        return (group[i].end + group[i + 1].start) / 2
+    start, end = group[0].start, group[0].end
+    mid = (start + end) / 2
+    # Quietest 100 ms frame within +-25 % of the middle.
+    a, b = int((mid - 0.25 * (end - start)) * sr), int((mid + 0.25 * (end - start)) * sr)
+    frame = int(0.1 * sr)
+    x = samples[a:b]
+    if len(x) < 2 * frame:
+        return mid
+    n = len(x) // frame
+    energy = (x[: n * frame].reshape(n, frame) ** 2).mean(axis=1)
+    return (a + (int(np.argmin(energy)) + 0.5) * frame) / sr
+
+
+def _split(group: list[Turn], samples: np.ndarray, sr: int, max_len: float) -> list[tuple[float, float]]:
+    start, end = group[0].start, group[-1].end
+    if end - start <= max_len:
+        return [(start, end)]
+    cut = _split_point(group, samples, sr)
+    left = [t for t in group if t.end <= cut] or [Turn(start, cut, group[0].speaker)]
+    right = [t for t in group if t.start >= cut] or [Turn(cut, end, group[0].speaker)]
+    if len(group) == 1 or left == group or right == group:
+        left, right = [Turn(start, cut, group[0].speaker)], [Turn(cut, end, group[0].speaker)]
+    return _split(left, samples, sr, max_len) + _split(right, samples, sr, max_len)
+
+
+def build_segments(
+    turns: list[Turn], samples: np.ndarray, sr: int, *, max_len: float = 20.0, min_len: float = 0.4, max_gap: float = 0.5
+) -> list[Segment]:
+    spans: list[tuple[float, float, str]] = []
+    for group in merge_turns(turns, max_gap, max_len):
+        for a, b in _split(group, samples, sr, max_len):
+            spans.append((a, b, group[0].speaker))
+    spans = [s for s in spans if s[1] - s[0] >= min_len]
+    spans.sort()
+    return [Segment(segment_key(i), round(a, 3), round(b, 3), spk) for i, (a, b, spk) in enumerate(spans)]
+
+
+def rekey(segments: list[Segment]) -> list[Segment]:
+    """Drop segments without words and renumber keys in time order."""
+    kept = sorted((s for s in segments if s.text.strip()), key=lambda s: (s.start, s.end))
+    for i, s in enumerate(kept):
+        s.key = segment_key(i)
+    return kept
