@@ -22,12 +22,13 @@ def normalize_transcript(text: str, language: str) -> str:
         text = re.sub(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])", "", text)
         text = re.sub(rf"(?<=[{_CJK}])\s+(?=[，。！？、：；])", "", text)
         # ASCII punctuation next to CJK becomes full width; a final "." becomes "。".
-        text = re.sub(rf"(?<=[{_CJK}])([,?!:;])", lambda m: _HALF_TO_FULL[m.group(1)], text)
+        text = re.sub(rf"(?<=[{_CJK}])\s*([,?!:;])\s*", lambda m: _HALF_TO_FULL[m.group(1)], text)
         text = re.sub(rf"(?<=[{_CJK}])\.", "。", text)
         if text[-1] not in "。！？…”」":
             text += "。"
         return text
     text = re.sub(r"\s+([,.!?;:])", r"\1", text)
+    text = re.sub(r"([,;])(?=[^\W\d_])", r"\1 ", text)
     text = text[0].upper() + text[1:]
     if text[-1] not in ".!?…\"'":
         text += "."

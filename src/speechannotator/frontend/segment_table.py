@@ -38,7 +38,9 @@ def _split_point(group: list[Turn], samples: np.ndarray, sr: int) -> float:
         return mid
     n = len(x) // frame
     energy = (x[: n * frame].reshape(n, frame) ** 2).mean(axis=1)
-    return (a + (int(np.argmin(energy)) + 0.5) * frame) / sr
+    # Quietest frame; among equally quiet ones, the one nearest the middle.
+    score = energy / (energy.max() + 1e-12) + 0.01 * np.abs(np.arange(n) - (n - 1) / 2) / n
+    return (a + (int(np.argmin(score)) + 0.5) * frame) / sr
 
 
 def _split(group: list[Turn], samples: np.ndarray, sr: int, max_len: float) -> list[tuple[float, float]]:
