@@ -53,6 +53,28 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "emotion.valence_text": ("score", "transcript valence in [-1, 1]"),
     "emotion.model_label": ("", "label of a plugged-in emotion model (emotion2vec)"),
     "emotion.model_scores": ("", "score per class of a plugged-in emotion model"),
+    # additions by the priors extractors (additive)
+    "pitch.std_hz": ("Hz", "F0 standard deviation in Hz"),
+    "pitch.range_hz": ("Hz", "5th-95th percentile F0 range in Hz"),
+    "pitch.class": ("class", "median F0 relative to the speaker's gender norm: -2 very low .. 2 very high (calibration.py)"),
+    "pitch.rel_speaker_semitones": ("st", "segment median F0 relative to the speaker's median"),
+    "rate.articulation_units_per_s": ("units/s", "rate with internal pauses >= 150 ms removed"),
+    "rate.class": ("class", "speaking rate relative to the language norm: -2 very slow .. 2 very fast (calibration.py)"),
+    "rate.rel_speaker": ("ratio", "segment rate over the speaker's mean rate"),
+    "pause.internal_s": ("s", "total internal pause time (pauses >= 150 ms)"),
+    "gender.p_model": ("prob", "male probability of the voice2gender classifier alone"),
+    "gender.p_pitch": ("prob", "male probability from median F0 alone"),
+    "population.speakers": ("count", "number of speakers in the recording"),
+    "population.speech_s": ("s", "total segment duration"),
+    "population.pitch_p10": ("Hz", "10th percentile of segment median F0"),
+    "population.pitch_p50": ("Hz", "median of segment median F0"),
+    "population.pitch_p90": ("Hz", "90th percentile of segment median F0"),
+    "population.rate_p10": ("units/s", "10th percentile of segment speaking rate"),
+    "population.rate_p50": ("units/s", "median segment speaking rate"),
+    "population.rate_p90": ("units/s", "90th percentile of segment speaking rate"),
+    "population.energy_p10": ("dBFS", "10th percentile of segment RMS energy"),
+    "population.energy_p50": ("dBFS", "median segment RMS energy"),
+    "population.energy_p90": ("dBFS", "90th percentile of segment RMS energy"),
 }
 
 
