@@ -49,7 +49,8 @@ class _Writer:
         for part in parts:
             if not part or is_empty_marker(part):
                 continue
-            fresh = [c for c in _clauses(part) if c not in self.seen]
+            # A clause already said, or contained in one already said, adds nothing.
+            fresh = [c for c in _clauses(part) if not any(c in seen for seen in self.seen)]
             self.seen.update(fresh)
             if fresh:
                 keep.append(("，" if self.lang == "zh" else ", ").join(fresh))
@@ -92,7 +93,8 @@ def caption(task: ComposeTask) -> str:
     para, bg = v.get("paralinguistic", ""), v.get("background_sound", "")
     extra = []
     if para and not is_empty_marker(para):
-        extra.append(("伴有" if lang == "zh" else "with ") + para)
+        bare = para.startswith(("句", "停顿")) or "pause" in para
+        extra.append(para if bare else ("伴有" if lang == "zh" else "with ") + para)
     if bg and not is_empty_marker(bg):
         extra.append(("背景有" if lang == "zh" else "over ") + bg)
     w.sentence(extra)
@@ -153,7 +155,7 @@ def contextual_inference(task: ComposeTask) -> str:
     act = speech_act(task.segment.text)
     speed, tone = v.get("speed", ""), v.get("tone", "")
     if lang == "zh":
-        state = f"其{speed}，{tone}，显示出{_STATE['zh'][lid]}。" if speed and tone else f"其表达显示出{_STATE['zh'][lid]}。"
+        state = f"其{speed}，以{tone}表达，显示出{_STATE['zh'][lid]}。" if speed and tone else f"其表达显示出{_STATE['zh'][lid]}。"
     else:
         state = (f"The {speed} and {tone} suggest {_STATE['en'][lid]}." if speed and tone
                  else f"The delivery suggests {_STATE['en'][lid]}.")

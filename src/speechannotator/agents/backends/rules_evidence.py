@@ -104,3 +104,19 @@ def speaker_gender(view_num, view_text) -> tuple[str | None, float]:
     if label in ("male", "female"):
         return label, 0.7
     return None, 0.0
+
+
+def resolve_gender(v: FieldView) -> tuple[str | None, float, str]:
+    """(gender, probability, source): confident local evidence first, then the speaker's
+    aggregate (when the field's scope admits history), then weak local evidence."""
+    g, p = speaker_gender(v.num, v.text)
+    sp = v.num("speaker.gender.p_male", cite=False)
+    sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1.0 - sp))
+    if g is not None and p >= 0.7:
+        return g, p, "local"
+    if sg is not None and sprob >= 0.7:
+        v.num("speaker.gender.p_male")  # cite it
+        return sg, sprob, "speaker"
+    if g is not None:
+        return g, p, "local"
+    return sg, sprob, "speaker" if sg else "none"

@@ -19,7 +19,7 @@ from . import rules_calibration as cal
 from .base import LabelTask
 from .rules_evidence import FieldView, speaker_gender
 from .rules_prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
-                            label_tone, pitch_level)
+                            label_tone)
 from .rules_text import internal_gaps
 
 _SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ...records import Segment
 from . import rules_calibration as cal
-from .rules_evidence import FieldView, speaker_gender
+from .rules_evidence import FieldView, resolve_gender
 from .rules_text import internal_gaps, mean_word_probability, speech_act, transcript_rate
 
 
@@ -21,17 +21,16 @@ class Outcome:
     rationale: str = ""
 
 
-def pitch_level(v: FieldView) -> tuple[int | None, str]:
-    """Per-gender pitch class of the segment and a short note; None without pitch evidence."""
+def pitch_level(v: FieldView, gender: str | None = None) -> tuple[int | None, str]:
+    """Per-gender pitch class of the segment and a short note; None without pitch evidence.
+    ``gender`` overrides the gender the F0 is judged against (a reviewer's speaker value)."""
     hz = v.num("pitch.median_hz")
     if hz is None:
         hz = v.num("pitch.mean_hz")
     if hz is None or hz <= 0:
         return None, "no pitch evidence"
-    gender, _ = speaker_gender(v.num, v.text)
     if gender is None:
-        sg = v.num("speaker.gender.p_male")
-        gender = None if sg is None else ("male" if sg >= 0.5 else "female")
+        gender, _, _ = resolve_gender(v)
     return cal.pitch_class(hz, gender), f"F0 {hz:.0f} Hz vs {gender or 'unknown'} norm"
 
 
@@ -47,8 +46,8 @@ def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
     return cal.rate_class(rate, lang), 0.5, f"transcript rate {rate:.1f} units/s"
 
 
-def label_pitch(v: FieldView, seg: Segment, P) -> Outcome:
-    level, note = pitch_level(v)
+def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
+    level, note = pitch_level(v, gender)
     if level is None:
         return Outcome(P.PITCH_LEVEL[0], 0.2, "abstain", "no pitch evidence: cautious medium")
     std = v.num("pitch.std_semitones")

@@ -14,7 +14,7 @@ from collections import defaultdict
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
 from .base import ReviewTask
-from .rules_evidence import FieldView
+from .rules_evidence import FieldView, resolve_gender
 from .rules_label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
                           scene_facts)
 from .rules_prosody import label_pitch, label_speed, pitch_level, rate_level
@@ -32,6 +32,7 @@ _MSG = {
         "env_unsupported": "环境“{v}”缺少声学场景证据支持（可能来自文本内容）。",
         "emo_arousal": "情绪“{v}”与韵律唤醒度（{a:+.2f}）矛盾。",
         "pitch": "音高描述与基频证据相差两个等级以上。",
+        "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
         "speed": "语速描述与语速证据相差两个等级以上。",
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
@@ -46,6 +47,7 @@ _MSG = {
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
         "pitch": "The pitch description is two or more levels away from the F0 evidence.",
+        "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
         "speed": "The speed description is two or more levels away from the rate evidence.",
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
@@ -202,10 +204,19 @@ class _Reviewer:
 
     def _pitch(self, p: Prediction) -> Verdict:
         v = self.view("pitch")
-        level, _ = pitch_level(v)
         said = parse_level(str(p.value), self.P.PITCH_PARSE)
+        ref = None  # related field: the F0 norm depends on the speaker's consistent gender
+        if "speaker_history" in v.scope:
+            maj, share, n = speaker_majority(self.task, "gender")
+            ref = maj if maj in ("male", "female") and share >= 0.7 and n >= 2 else None
+        level, _ = pitch_level(v, ref)
+        used, _, _ = resolve_gender(self.view("pitch"))
+        if ref is not None and used != ref and level is not None and level != said:
+            sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
+            return self.reject("pitch", self.M["pitch_gender"].format(v=closed_value("gender", ref, self.lang)), sug)
         if level is not None and said is not None and abs(level - said) >= 2:
-            return self.reject("pitch", self.M["pitch"], label_pitch(self.view("pitch"), self.task.segment, self.P).value)
+            sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
+            return self.reject("pitch", self.M["pitch"], sug)
         return self.accept("pitch", "matches the F0 class" if level is not None else "no F0 evidence")
 
     def _speed(self, p: Prediction) -> Verdict:
