@@ -1,0 +1,30 @@
+"""The deterministic, evidence-grounded backend: the CPU default.
+
+Labeling rules live in rules_label.py / rules_prosody.py, review checks in rules_review.py,
+composition in rules_compose.py, thresholds in rules_calibration.py and the surface forms in
+phrases_zh.py / phrases_en.py.
+"""
+
+from __future__ import annotations
+
+from ...records import Prediction, Verdict
+from .base import ComposeTask, LabelTask, ReviewTask
+from .rules_compose import compose_task
+from .rules_label import label_task
+from .rules_review import review_task
+
+
+class RulesBackend:
+    """Backend protocol implementation without any model: label, review, compose."""
+
+    name = "rules"
+    wants_audio = False  # reasons over evidence and transcript; segment audio is not needed
+
+    def label(self, task: LabelTask) -> dict[str, Prediction]:
+        return label_task(task, self.name)
+
+    def review(self, task: ReviewTask) -> dict[str, Verdict]:
+        return review_task(task)
+
+    def compose(self, task: ComposeTask) -> dict[str, str]:
+        return compose_task(task)

@@ -1,0 +1,166 @@
+"""Caption and contextual inference composed from reviewed values, transcript and context.
+
+The caption restates the reviewed attributes as fluent sentences (speaker, voice, prosody,
+affect), dropping clauses already said; the contextual inference interprets the scene, the
+speaker's state and the discourse role of the turn, using context only where it was admitted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...schema import canonical_closed, is_empty_marker
+from .base import ComposeTask
+from .rules_review import parse_emotion
+from .rules_text import speech_act
+
+_STATE = {
+    "zh": {"tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
+           "happy": "轻松愉快的交流氛围", "excited": "高涨的情绪与投入", "angry": "明显的不满情绪",
+           "sad": "低落的情绪状态", "surprised": "对所述内容的意外", "fearful": "不安与担忧",
+           "disgusted": "对所述内容的反感"},
+    "en": {"tense": "focus and tension under pressure", "neutral": "a steady, composed delivery",
+           "calm": "a calm, controlled delivery", "happy": "a relaxed, friendly exchange",
+           "excited": "high engagement and excitement", "angry": "clear displeasure", "sad": "a low mood",
+           "surprised": "surprise at what is being said", "fearful": "unease and worry",
+           "disgusted": "aversion to what is being discussed"},
+}
+_ACT = {
+    "zh": {"question": "该句以提问推进对话", "exclaim": "该句带有明显的感叹色彩", "command": "该句是对他人的指示或要求",
+           "persuade": "该句带有劝说意味", "statement": "该句以陈述为主"},
+    "en": {"question": "The turn moves the exchange forward with a question",
+           "exclaim": "The turn is exclamatory", "command": "The turn gives an instruction",
+           "persuade": "The turn tries to persuade the listener", "statement": "The turn is mainly declarative"},
+}
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in re.split(r"[，,；;。.]", text or "") if c.strip()]
+
+
+class _Writer:
+    """Accumulates clauses and skips any already said (values often repeat each other)."""
+
+    def __init__(self, lang: str):
+        self.lang, self.seen, self.sentences = lang, set(), []
+
+    def sentence(self, parts: list[str]) -> None:
+        keep = []
+        for part in parts:
+            if not part or is_empty_marker(part):
+                continue
+            # A clause already said, or contained in one already said, adds nothing.
+            fresh = [c for c in _clauses(part) if not any(c in seen for seen in self.seen)]
+            self.seen.update(fresh)
+            if fresh:
+                keep.append(("，" if self.lang == "zh" else ", ").join(fresh))
+        if keep:
+            body = ("，" if self.lang == "zh" else ", ").join(keep)
+            if self.lang == "en":
+                body = body[0].upper() + body[1:]
+            self.sentences.append(body + ("。" if self.lang == "zh" else "."))
+
+    def text(self) -> str:
+        return ("" if self.lang == "zh" else " ").join(self.sentences)
+
+
+def _who(values: dict[str, str], lang: str) -> str:
+    g = canonical_closed("gender", values.get("gender"))
+    a = canonical_closed("age", values.get("age"))
+    if lang == "zh":
+        age = {"child": "儿童", "teenager": "少年", "young adult": "青年", "middle-aged": "中年", "elderly": "老年"}.get(a or "", "")
+        gen = {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
+        return age + gen
+    age = {"child": "child's", "teenager": "teenage", "young adult": "young adult", "middle-aged": "middle-aged",
+           "elderly": "elderly"}.get(a or "", "")
+    gen = {"male": "male voice", "female": "female voice"}.get(g or "", "voice")
+    return f"a {age} {gen}".replace("  ", " ") if age else f"a {gen}"
+
+
+def caption(task: ComposeTask) -> str:
+    v, lang = task.values, task.label_language
+    w = _Writer(lang)
+    accent = v.get("accent", "")
+    if lang == "en" and accent and not is_empty_marker(accent):
+        accent = f"speaking {accent}"
+    w.sentence([_who(v, lang), accent, v.get("texture", "")])
+    w.sentence([v.get("pitch", ""), v.get("speed", ""), v.get("rhythm", "")])
+    emo = v.get("emotion", "")
+    emo_part = ("情绪" + emo if lang == "zh" else f"the emotion is {emo}") if emo and not is_empty_marker(emo) else ""
+    tone = v.get("tone", "")
+    w.sentence([emo_part, ("语气为" + tone) if lang == "zh" and tone else (f"in a {tone}" if tone else ""),
+                v.get("pronunciation", "")])
+    para, bg = v.get("paralinguistic", ""), v.get("background_sound", "")
+    extra = []
+    if para and not is_empty_marker(para):
+        bare = para.startswith(("句", "停顿")) or "pause" in para
+        extra.append(para if bare else ("伴有" if lang == "zh" else "with ") + para)
+    if bg and not is_empty_marker(bg):
+        extra.append(("背景有" if lang == "zh" else "over ") + bg)
+    w.sentence(extra)
+    return w.text()
+
+
+def _scene_sentence(task: ComposeTask) -> str:
+    v, lang, ev = task.values, task.label_language, task.evidence
+    env, bg = v.get("environment", ""), v.get("background_sound", "")
+    has_env, has_bg = env and not is_empty_marker(env), bg and not is_empty_marker(bg)
+    if lang == "zh":
+        if has_env and has_bg:
+            return f"说话人处于{env}中，背景伴有{bg}。"
+        if has_env:
+            return f"说话人处于{env}中。"
+        if has_bg:
+            return f"片段背景伴有{bg}，说话人的声音叠加在背景声之上。"
+    else:
+        if has_env and has_bg:
+            return f"The speaker is in a {env}, with {bg} in the background."
+        if has_env:
+            return f"The speaker is in a {env}."
+        if has_bg:
+            return f"The speech sits over {bg}."
+    snr = ev.get("snr.db")
+    clean = snr is not None and isinstance(snr.value, (int, float)) and snr.value >= 25
+    if lang == "zh":
+        return "录音背景干净，呈现近距离拾音的特征。" if clean else "片段中没有可辨识的环境声线索。"
+    return "The recording is clean, with close-miked speech." if clean else "The segment carries no identifiable scene cues."
+
+
+def _discourse(task: ComposeTask, act: str) -> str:
+    lang, ctx = task.label_language, task.context
+    parts = [_ACT[lang][act]]
+    prev = (ctx.get("previous") or [None])[-1]
+    if isinstance(prev, dict) and not prev.get("same_speaker") and prev.get("text"):
+        if speech_act(str(prev["text"])) == "question" and act != "question":
+            parts.append("是对上一位说话人提问的回应" if lang == "zh" else "answering the previous speaker's question")
+        else:
+            parts.append("承接上一位说话人的发言" if lang == "zh" else "following up on the previous speaker")
+    summ = ctx.get("recording_summary") or {}
+    if isinstance(summ, dict):
+        n, inter = summ.get("n_speakers"), summ.get("interaction")
+        if inter == "monologue":
+            parts.append("属于单人讲述的一部分" if lang == "zh" else "within a single-speaker monologue")
+        elif isinstance(n, int) and n >= 2:
+            parts.append(f"出现在{n}人参与的对话中" if lang == "zh" else f"in a conversation among {n} speakers")
+    role = (ctx.get("speaker_history") or {}).get("role") if isinstance(ctx.get("speaker_history"), dict) else None
+    if role:
+        parts.append(f"说话人身份为{role}" if lang == "zh" else f"the speaker acts as {role}")
+    sep = "，" if lang == "zh" else ", "
+    return sep.join(parts) + ("。" if lang == "zh" else ".")
+
+
+def contextual_inference(task: ComposeTask) -> str:
+    v, lang = task.values, task.label_language
+    lid = parse_emotion(v.get("emotion", ""), lang) or "neutral"
+    act = speech_act(task.segment.text)
+    speed, tone = v.get("speed", ""), v.get("tone", "")
+    if lang == "zh":
+        state = f"其{speed}，以{tone}表达，显示出{_STATE['zh'][lid]}。" if speed and tone else f"其表达显示出{_STATE['zh'][lid]}。"
+    else:
+        state = (f"The {speed} and {tone} suggest {_STATE['en'][lid]}." if speed and tone
+                 else f"The delivery suggests {_STATE['en'][lid]}.")
+    return ("" if lang == "zh" else " ").join([_scene_sentence(task), state, _discourse(task, act)])
+
+
+def compose_task(task: ComposeTask) -> dict[str, str]:
+    return {"caption": caption(task), "contextual_inference": contextual_inference(task)}

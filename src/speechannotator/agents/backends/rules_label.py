@@ -1,0 +1,286 @@
+"""Rules for speaker profile, affect and scene fields, and the per-field dispatcher.
+
+Speaker traits combine local evidence with the speaker's aggregate (only when the contract
+admits same-speaker history); scene fields stay on acoustic/event evidence and say 无/none,
+with low confidence, when there is none; emotion reads the plugged-in model, prosodic arousal
+and transcript valence, with same-speaker neighbours as weak support. A review request that
+carries a suggested value ("建议：…" / "suggested: …") is applied when it is valid for the field;
+otherwise the field is re-derived in strict mode (speaker-consistent, model labels ignored).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...records import Prediction, Segment
+from ...schema import canonical_closed, closed_value, is_empty_marker
+from . import phrases_en, phrases_zh
+from . import rules_calibration as cal
+from .base import LabelTask
+from .rules_evidence import FieldView, speaker_gender
+from .rules_prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
+                            label_tone)
+from .rules_text import internal_gaps
+
+_SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
+_MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearful", "happy": "happy",
+                   "neutral": "neutral", "sad": "sad", "surprised": "surprised", "生气/angry": "angry",
+                   "厌恶/disgusted": "disgusted", "恐惧/fearful": "fearful", "开心/happy": "happy",
+                   "中立/neutral": "neutral", "难过/sad": "sad", "吃惊/surprised": "surprised"}
+
+
+def phrases(lang: str):
+    return phrases_zh if lang == "zh" else phrases_en
+
+
+def suggestion(request: str) -> str | None:
+    m = _SUGGESTION.search(request or "")
+    return m.group(1).strip() if m else None
+
+
+def _gender_local(v: FieldView) -> tuple[str | None, float]:
+    g, p = speaker_gender(v.num, v.text)
+    if g is not None:
+        return g, p
+    hz = v.num("pitch.median_hz") or v.num("pitch.mean_hz")
+    if hz is None:
+        return None, 0.0
+    # Pitch alone separates adult voices only outside the 150-185 Hz overlap.
+    if hz < 150:
+        return "male", 0.75 if hz < 135 else 0.6
+    if hz > 185:
+        return "female", 0.75 if hz > 200 else 0.6
+    return None, 0.5
+
+
+def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    g, p = _gender_local(v)
+    sp = v.num("speaker.gender.p_male")
+    sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
+    lang = P.LANG
+    if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.7):
+        why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
+        return Outcome(closed_value("gender", sg, lang), round(min(0.85, sprob), 2), "ok", why)
+    if g is not None:
+        return Outcome(closed_value("gender", g, lang), round(p, 2), "ok" if p >= 0.6 else "abstain",
+                       f"local gender evidence p={p:.2f}")
+    return Outcome(P.NONE, 0.0, "abstain", "no gender evidence")
+
+
+def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    lang = P.LANG
+    for name in ("age.band", "speaker.age.band"):
+        band = v.text(name)
+        canon = canonical_closed("age", band) if band else None
+        if canon and canon != "none":
+            return Outcome(closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok",
+                           f"age model band {band}")
+    # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
+    hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
+    g, _ = _gender_local(v)
+    if g is None and (sp := v.num("speaker.gender.p_male")) is not None:
+        g = "male" if sp >= 0.5 else "female"
+    hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
+    if hz is None and g is None:
+        return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
+    if hz is not None and hz >= 300:
+        canon, why = "child", f"very high F0 {hz:.0f} Hz"
+    elif (jit or 0) > cal.JITTER_HIGH and (shim or 0) > cal.SHIMMER_HIGH and (hnr is None or hnr < cal.HNR_EDGES_DB[0]):
+        canon, why = "elderly", "high jitter and shimmer"
+    elif g == "male" and hz is not None and cal.pitch_class(hz, "male") <= -1:
+        canon, why = "middle-aged", "low male F0"
+    else:
+        canon, why = "young adult", "adult voice without age cues"
+    return Outcome(closed_value("age", canon, lang), 0.3, "abstain", f"no age model; cautious guess: {why}")
+
+
+def label_accent(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    lang = (seg.language or "").split("-")[0].lower()
+    hist = v.ctx("speaker_history", "speaker_history") or {}
+    langs = hist.get("languages") if isinstance(hist, dict) else None
+    if isinstance(langs, dict) and langs:
+        # Code-switched or mis-identified short turns take the speaker's main language.
+        main = max(langs, key=lambda k: langs[k])
+        if langs[main] >= 0.6 * sum(langs.values()):
+            lang = main
+    if lang not in P.ACCENT:
+        lang = "other" if lang else ("zh" if P.LANG == "zh" else "en")
+    return Outcome(P.ACCENT[lang], 0.45, "ok", "no accent model: standard variety of the spoken language")
+
+
+def _intensity(strength: float) -> int:
+    return 1 if strength < 0.2 else 2 if strength < 0.45 else 3 if strength < 0.75 else 4
+
+
+def _model_emotion(v: FieldView) -> tuple[str, float] | None:
+    label = v.text("emotion.model_label")
+    if not label:
+        return None
+    lid = _MODEL_EMOTIONS.get(label.lower())
+    if lid is None:
+        return None
+    scores = v.raw("emotion.model_scores")
+    score = 0.6
+    if isinstance(scores, dict):
+        try:
+            score = float(max(scores.values()))
+        except (TypeError, ValueError):
+            pass
+    return (lid, score) if score >= 0.5 else None
+
+
+def _neighbour_support(v: FieldView) -> float | None:
+    """Strongest same-speaker neighbour arousal (weak support for an ambiguous segment)."""
+    best = None
+    for side in ("previous", "next"):
+        for item in v.ctx("neighbours", side) or []:
+            if isinstance(item, dict) and item.get("same_speaker") and isinstance(item.get("arousal"), (int, float)):
+                a = float(item["arousal"])
+                best = a if best is None or abs(a) > abs(best) else best
+    return best
+
+
+def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    model = None if strict else _model_emotion(v)
+    if model is not None:
+        lid, score = model
+        inten = 2 if lid == "neutral" else (3 if score >= 0.9 else 2 if score >= 0.7 else 1)
+        return Outcome(P.emotion(lid, inten), round(min(0.85, score), 2), "ok", f"emotion model {lid} {score:.2f}")
+    a, val = v.num("emotion.arousal"), v.num("emotion.valence_text")
+    if a is None and val is None:
+        return Outcome(P.emotion("neutral", 2), 0.25, "abstain", "no emotion or prosody evidence")
+    a0, v0 = a or 0.0, val or 0.0
+    if a0 >= 1.0:
+        lid = "angry" if v0 <= -0.3 else "excited" if v0 >= 0.3 else "tense"
+    elif a0 >= 0.4:
+        lid = "happy" if v0 >= 0.3 else "tense" if v0 <= -0.3 else "neutral"
+    elif a0 <= -0.8:
+        lid = "sad" if v0 <= -0.3 else "calm"
+    else:
+        lid = "happy" if v0 >= 0.4 else "sad" if v0 <= -0.4 else "neutral"
+    conf = 0.55 if a is not None else 0.4
+    why = f"arousal {a0:.2f}, valence {v0:.2f}"
+    if lid in ("neutral", "calm"):
+        support = _neighbour_support(v)
+        if lid == "neutral" and abs(a0) < 0.4 and support is not None and support >= 1.2:
+            return Outcome(P.emotion("tense", 1), 0.4, "ok", why + f"; same-speaker neighbours aroused ({support:.2f})")
+        return Outcome(P.emotion(lid, 2 if abs(a0) < 0.5 else 1), conf, "ok", why)
+    return Outcome(P.emotion(lid, _intensity(max(abs(a0) / 2.5, abs(v0)))), conf, "ok", why)
+
+
+def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    items, seen = [], False
+    for name, thr, key in (("events.laughter", cal.LAUGHTER_PROB, "laughter"), ("events.breath", cal.BREATH_PROB, "breath")):
+        x = v.num(name)
+        seen = seen or x is not None
+        if x is not None and x >= thr:
+            items.append(key)
+    lp, longest = v.num("events.long_pause"), v.num("pause.longest_s")
+    gap = max(internal_gaps(seg), default=0.0)
+    seen = seen or lp is not None or longest is not None
+    if (lp or 0) >= 1 or (longest or 0) >= 0.7 or gap >= 0.7:
+        items.append("pause")
+    if not items:
+        return Outcome(P.NONE, 0.6 if seen else 0.4, "ok" if seen else "abstain",
+                       "no event evidence" if not seen else "events below thresholds")
+    return Outcome(P.join([P.PARA[i] for i in items]), 0.65, "ok", "events: " + ", ".join(items))
+
+
+def scene_facts(v: FieldView) -> dict:
+    """Acoustic scene facts from admitted evidence (empty when there is none)."""
+    f: dict = {}
+    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db"):
+        x = v.num(name)
+        if x is not None:
+            f[name] = x
+    for name in ("scene.background", "scene.noise_type"):
+        x = v.text(name)
+        if x is not None:
+            f[name] = x.lower()
+    return f
+
+
+def background_kind(f: dict) -> str | None:
+    music = f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
+    singing = f.get("scene.singing_prob", 0) >= cal.MUSIC_PROB
+    noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.DNSMOS_BAK_NOISY
+             or f.get("snr.db", 99) < cal.SNR_NOISY_DB)
+    ntype = f.get("scene.noise_type", "")
+    if singing:
+        return "singing"
+    if music and noisy and ntype not in ("music", "none", ""):
+        return "music_noise"
+    if music:
+        return "music"
+    if noisy:
+        return ntype if ntype in ("stationary", "babble", "impulsive") else "noise"
+    return None
+
+
+def label_background(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    f = scene_facts(v)
+    if not f:
+        return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
+    kind = background_kind(f)
+    if kind is None:
+        return Outcome(P.NONE, 0.7, "ok", "scene evidence shows a clean background")
+    return Outcome(P.BACKGROUND[kind], 0.7, "ok", f"scene evidence: {kind}")
+
+
+def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
+    f = scene_facts(v)
+    if not f:
+        return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
+    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH:
+        return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
+    kind = background_kind(f)
+    if kind == "babble":
+        return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
+    if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
+        return Outcome(P.ENVIRONMENT["noisy"], 0.45, "ok", "loud steady noise")
+    return Outcome(P.NONE, 0.55, "ok", "no identifiable environment cue")
+
+
+_WRAPPED = {"pitch": label_pitch, "speed": label_speed, "rhythm": label_rhythm, "tone": label_tone,
+            "texture": label_texture, "pronunciation": label_pronunciation}
+_RULES = {"gender": label_gender, "age": label_age, "accent": label_accent, "emotion": label_emotion,
+          "paralinguistic": label_paralinguistic, "background_sound": label_background,
+          "environment": label_environment}
+
+
+def _valid_suggestion(field: str, text: str, lang: str) -> str | None:
+    if field in ("gender", "age"):
+        canon = canonical_closed(field, text)
+        return None if canon is None else closed_value(field, canon, lang)
+    if is_empty_marker(text):
+        return phrases(lang).NONE
+    text = text.strip().strip("。.")
+    return text if 0 < len(text) <= 120 else None
+
+
+def label_task(task: LabelTask, backend_name: str) -> dict[str, Prediction]:
+    P = phrases(task.label_language)
+    out: dict[str, Prediction] = {}
+    for field in task.fields:
+        view = FieldView(field, task.contracts.get(field), task.evidence, task.context)
+        request = task.revision_requests.get(field, "")
+        try:
+            sug = _valid_suggestion(field, suggestion(request), task.label_language) if suggestion(request) else None
+            if sug is not None:
+                oc = Outcome(sug, 0.6, "ok", f"revised per review request: {request}")
+                if field in ("gender", "age"):  # re-derive to cite the evidence behind the speaker value
+                    _RULES[field](view, task.segment, P, True)
+            elif field in _WRAPPED:
+                oc = _WRAPPED[field](view, task.segment, P)
+            elif field in _RULES:
+                oc = _RULES[field](view, task.segment, P, bool(request))
+            else:
+                raise ValueError(f"the rules backend has no rule for field {field!r}")
+            if request and sug is None:
+                oc.rationale = f"relabeled in strict mode per request ({request}); {oc.rationale}"
+            out[field] = Prediction(task.segment.key, field, oc.value, oc.confidence, list(view.cited),
+                                    round=task.round, backend=backend_name, status=oc.status, rationale=oc.rationale)
+        except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+            out[field] = Prediction(task.segment.key, field, None, 0.0, list(view.cited), round=task.round,
+                                    backend=backend_name, status="failed", error=f"{type(exc).__name__}: {exc}")
+    return out

@@ -1,0 +1,202 @@
+"""Rules for prosody, delivery, voice quality and articulation: pitch, speed, rhythm, tone,
+texture and pronunciation. Each rule reads only what its field's contract admits (FieldView)
+and says how sure it is; with no acoustic evidence it abstains with a cautious value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...records import Segment
+from . import rules_calibration as cal
+from .rules_evidence import FieldView, resolve_gender
+from .rules_text import internal_gaps, mean_word_probability, speech_act, transcript_rate
+
+
+@dataclass
+class Outcome:
+    value: str
+    confidence: float
+    status: str = "ok"
+    rationale: str = ""
+
+
+def pitch_level(v: FieldView, gender: str | None = None) -> tuple[int | None, str]:
+    """Per-gender pitch class of the segment and a short note; None without pitch evidence.
+    ``gender`` overrides the gender the F0 is judged against (a reviewer's speaker value)."""
+    hz = v.num("pitch.median_hz")
+    if hz is None:
+        hz = v.num("pitch.mean_hz")
+    if hz is None or hz <= 0:
+        return None, "no pitch evidence"
+    if gender is None:
+        gender, _, _ = resolve_gender(v)
+    return cal.pitch_class(hz, gender), f"F0 {hz:.0f} Hz vs {gender or 'unknown'} norm"
+
+
+def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
+    """(class, confidence, note) from rate evidence, else from the transcript and timestamps."""
+    rate = v.num("rate.units_per_s")
+    lang = seg.language or ""
+    if rate is not None and rate > 0:
+        return cal.rate_class(rate, lang), 0.8, f"rate {rate:.1f} units/s"
+    rate = transcript_rate(seg)
+    if rate is None:
+        return None, 0.0, "no rate evidence and no transcript"
+    return cal.rate_class(rate, lang), 0.5, f"transcript rate {rate:.1f} units/s"
+
+
+def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
+    level, note = pitch_level(v, gender)
+    if level is None:
+        return Outcome(P.PITCH_LEVEL[0], 0.2, "abstain", "no pitch evidence: cautious medium")
+    std = v.num("pitch.std_semitones")
+    lo, hi = cal.PITCH_STD_EDGES_ST
+    var = None if std is None else ("flat" if std < lo else "lively" if std >= hi else "some")
+    fin = v.num("pitch.final_slope_semitones")
+    final = "level"
+    if fin is not None:
+        final = "steep_fall" if fin <= 2 * cal.FINAL_FALL_ST else "fall" if fin <= cal.FINAL_FALL_ST else (
+            "rise" if fin >= cal.FINAL_RISE_ST else "level")
+    rel = ""
+    hz, spk = v.num("pitch.median_hz", cite=False), v.num("speaker.pitch.median_hz")
+    if hz and spk:
+        d = cal.semitones(hz, spk)
+        rel = P.PITCH_REL[1] if d >= 2.5 else P.PITCH_REL[-1] if d <= -2.5 else ""
+    parts = [P.PITCH_LEVEL[level], P.PITCH_VAR[var] if var else "", P.PITCH_FINAL[final], rel]
+    conf = 0.8 * max(0.3, v.reliability("pitch.median_hz") or v.reliability("pitch.mean_hz"))
+    if (v.num("pitch.voiced_ratio") or 1.0) < 0.2:
+        conf *= 0.6  # mostly unvoiced: the F0 statistics rest on few frames
+    return Outcome(P.join(parts), round(conf, 2), "ok", note)
+
+
+def label_speed(v: FieldView, seg: Segment, P) -> Outcome:
+    level, conf, note = rate_level(v, seg)
+    if level is None:
+        return Outcome(P.SPEED_LEVEL[0], 0.2, "abstain", note)
+    text = P.SPEED_LEVEL[level] + P.SPEED_TAIL[level]
+    pr = v.num("pause.ratio")
+    if pr is not None and pr >= 0.3 and level <= 0:
+        text = P.SPEED_LEVEL[level] + P.SPEED_PAUSE
+    return Outcome(text, conf, "ok", note)
+
+
+def pause_state(v: FieldView, seg: Segment) -> str:
+    count, longest, ratio = v.num("pause.count"), v.num("pause.longest_s"), v.num("pause.ratio")
+    if count is None and longest is None:
+        gaps = [g for g in internal_gaps(seg) if g >= 0.3]
+        count, longest = float(len(gaps)), max(gaps, default=0.0)
+    longest = longest or 0.0
+    if count is None:
+        count = 1.0 if longest >= 0.3 else 0.0
+    if count >= 4 or (ratio or 0) >= 0.35:
+        return "many"
+    if longest >= 0.7:
+        return "long"
+    if count >= 1:
+        return "natural"
+    return "none"
+
+
+def label_rhythm(v: FieldView, seg: Segment, P) -> Outcome:
+    level, conf, note = rate_level(v, seg)
+    if level is None:
+        return Outcome(P.RHYTHM_PACE[0], 0.2, "abstain", note)
+    pause = pause_state(v, seg)
+    parts = [P.RHYTHM_PACE[level], P.SPEED_LEVEL[level], P.RHYTHM_PAUSE[pause]]
+    est = v.num("energy.std_db")
+    if est is not None and est >= 8.0:
+        parts.append(P.RHYTHM_ENERGY["varied"])
+    fin = v.num("pitch.final_slope_semitones")
+    if fin is not None and fin <= cal.FINAL_FALL_ST:
+        parts.append(P.PITCH_FINAL["fall"])
+    return Outcome(P.join(parts), conf, "ok", f"{note}; pauses {pause}")
+
+
+def arousal(v: FieldView, seg: Segment) -> float | None:
+    """Prosodic arousal z; without the extractor's value, a proxy from pitch and rate classes."""
+    a = v.num("emotion.arousal")
+    if a is not None:
+        return a
+    p, _ = pitch_level(v)
+    r, _, _ = rate_level(v, seg)
+    if p is None and r is None:
+        return None
+    return 0.6 * (p or 0) + 0.6 * (r or 0)
+
+
+def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
+    act = speech_act(seg.text)
+    a = arousal(v, seg)
+    val = v.num("emotion.valence_text")
+    lufs = v.num("loudness.lufs")
+    r, _, _ = rate_level(v, seg)
+    if a is None and val is None:
+        return Outcome(P.tone("calm", act), 0.3, "abstain", "no prosodic evidence; speech act from transcript")
+    a = a or 0.0
+    if a >= 1.0:
+        quality = "urgent" if (r or 0) >= 1 else "firm"
+    elif a <= -0.8:
+        quality = "low"
+    elif val is not None and val >= 0.4:
+        quality = "bright"
+    elif val is not None and val <= -0.4 and a < 0.3:
+        quality = "heavy"
+    elif lufs is not None and lufs < -35:
+        quality = "soft"
+    else:
+        quality = "calm"
+    return Outcome(P.tone(quality, act), 0.6, "ok", f"arousal {a:.2f}, act {act}")
+
+
+def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
+    level, _ = pitch_level(v)
+    hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
+    sig, a = v.num("scene.dnsmos_sig"), v.num("emotion.arousal")
+    if level is None and hnr is None and jit is None and sig is None:
+        return Outcome(P.TEXTURE["neutral"], 0.2, "abstain", "no voice-quality evidence")
+    base = "deep" if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
+    mods = []
+    hoarse = (hnr is not None and hnr < cal.HNR_EDGES_DB[0]) or (jit or 0) > cal.JITTER_HIGH or (
+        shim or 0) > cal.SHIMMER_HIGH
+    if hoarse:
+        mods.append("breathy" if (v.num("events.breath") or 0) >= cal.BREATH_PROB else "hoarse")
+    elif hnr is not None and hnr >= cal.HNR_EDGES_DB[1]:
+        mods.append("clear")
+    if sig is not None and sig < 3.0:
+        mods.append("muffled")
+    if a is not None and a >= 1.0:
+        mods.append("tense")
+    if not base and not mods:
+        mods.append("clear" if hnr is not None or sig is not None else "neutral")
+    words = [P.TEXTURE[m] for m in mods]
+    if base and words and P.LANG == "zh":
+        value = f"{P.TEXTURE[base]}且{words[0]}" + (P.SEP + P.join(words[1:]) if words[1:] else "")
+    elif base and words:
+        value = f"{P.TEXTURE[base]} and {words[0]}" + (P.SEP + P.join(words[1:]) if words[1:] else "")
+    else:
+        value = P.join(([P.TEXTURE[base]] if base else []) + words)
+    conf = 0.6 if hnr is not None else 0.4
+    return Outcome(value, conf, "ok", f"pitch class {level}, HNR {hnr}")
+
+
+def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
+    prob = mean_word_probability(seg)
+    r, _, _ = rate_level(v, seg)
+    snr, sig = v.num("snr.db"), v.num("scene.dnsmos_sig")
+    noisy = (snr is not None and snr < 10) or (sig is not None and sig < 2.7)
+    if prob is not None and prob < 0.55:
+        parts = [P.PRON["slurred"], P.PRON["noisy"] if noisy else P.PRON["mostly"]]
+        return Outcome(P.join(parts), 0.5, "ok", f"ASR word probability {prob:.2f}")
+    if r is not None and r >= 1:
+        lead = P.PRON["fast_ok"] + ("" if P.LANG == "zh" else " ") + P.PRON["complete"]
+        parts = [P.PRON["clear"], lead]
+    elif r is not None and r <= -1:
+        parts = [P.PRON["clear"], P.PRON["slow"]]
+    else:
+        parts = [P.PRON["clear"], P.PRON["complete"]]
+    if noisy:
+        parts.append(P.PRON["noisy"])
+    conf = 0.6 if prob is not None else 0.4
+    return Outcome(P.join(parts), conf, "ok" if prob is not None or r is not None else "abstain",
+                   f"ASR word probability {prob if prob is None else round(prob, 2)}, rate class {r}")

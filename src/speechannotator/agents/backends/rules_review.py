@@ -1,0 +1,265 @@
+"""Review checks of the rules backend: evidence support and cross-segment consistency.
+
+The checks read predictions as free text (they may come from any backend), parse the concept
+they claim (a pitch level, an emotion, a background sound, a closed value) and compare it with
+the admitted evidence and with the same speaker's other segments. A rejected prediction gets a
+field-specific request, with a suggested value ("建议：…" / "suggested: …") whenever the
+evidence or the speaker's history determines one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ...records import Prediction, Verdict
+from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
+from .base import ReviewTask
+from .rules_evidence import FieldView, resolve_gender
+from .rules_label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
+                          scene_facts)
+from .rules_prosody import label_pitch, label_speed, pitch_level, rate_level
+
+HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
+LOW_AROUSAL = {"sad", "calm", "neutral"}
+_ENV_CLAIMS = ("嘈杂", "噪", "街", "马路", "车", "户外", "室外", "餐厅", "商场", "机场", "车站", "noisy", "street",
+               "crowd", "outdoor", "traffic", "car", "restaurant", "station", "airport")
+_MSG = {
+    "zh": {
+        "missing": "该字段没有有效取值，请依据已采纳证据重新标注。",
+        "drift": "与该说话人其他{n}个片段的一致判断（{v}）不符，且本段证据不足以支持变化。",
+        "bg_unsupported": "背景声“{v}”缺少声学/事件证据支持（可能来自文本内容），请仅依据声学证据标注。",
+        "bg_missed": "场景证据显示存在明显背景声，而标注为“{v}”。",
+        "env_unsupported": "环境“{v}”缺少声学场景证据支持（可能来自文本内容）。",
+        "emo_arousal": "情绪“{v}”与韵律唤醒度（{a:+.2f}）矛盾。",
+        "pitch": "音高描述与基频证据相差两个等级以上。",
+        "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
+        "speed": "语速描述与语速证据相差两个等级以上。",
+        "para": "副语言标注与事件证据不符。",
+        "accent": "口音与该片段的语言（{lang}）矛盾。",
+        "empty_open": "该字段不应为空，请依据证据描述。",
+        "suggest": "（建议：{s}）",
+    },
+    "en": {
+        "missing": "The field has no valid value; label it from the admitted evidence.",
+        "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, and the local evidence is too weak for a change.",
+        "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the transcript); label from acoustic evidence only.",
+        "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
+        "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
+        "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
+        "pitch": "The pitch description is two or more levels away from the F0 evidence.",
+        "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
+        "speed": "The speed description is two or more levels away from the rate evidence.",
+        "para": "The paralinguistic label disagrees with the event evidence.",
+        "accent": "The accent contradicts the segment's language ({lang}).",
+        "empty_open": "This field must not be empty; describe it from the evidence.",
+        "suggest": " (suggested: {s})",
+    },
+}
+
+
+def parse_level(text: str, table) -> int | None:
+    low = (text or "").lower()
+    for word, level in table:
+        if word in low:
+            return level
+    return None
+
+
+def parse_emotion(text: str, lang: str) -> str | None:
+    low = (text or "").lower()
+    for P in (phrases(lang), phrases("en" if lang == "zh" else "zh")):
+        for word, lid in P.EMOTION_PARSE:
+            if word in low:
+                return lid
+    return None
+
+
+def _claims(text: str, table) -> set[str]:
+    low = (text or "").lower()
+    return {kind for word, kind in table if word in low}
+
+
+def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, int]:
+    """(majority canonical value, weighted share, other segments) over the speaker's history."""
+    hist = task.context.get("speaker_history") or {}
+    items = (hist.get("predictions") or {}).get(field) or [] if isinstance(hist, dict) else []
+    weights: dict[str, float] = defaultdict(float)
+    n = 0
+    for it in items:
+        if not isinstance(it, dict) or it.get("key") == task.segment.key:
+            continue
+        v = it.get("value")
+        canon = canonical_closed(field, v) if field in ("gender", "age") else normalize_text(v)
+        if not canon or canon == "none":
+            continue
+        w = max(0.1, float(it.get("duration") or 1.0)) * max(0.05, float(it.get("confidence") or 0.1))
+        weights[canon if field in ("gender", "age") else str(v)] += w
+        n += 1
+    if not weights:
+        return None, 0.0, 0
+    best = max(weights, key=lambda k: weights[k])
+    return best, weights[best] / sum(weights.values()), n
+
+
+class _Reviewer:
+    def __init__(self, task: ReviewTask):
+        self.task, self.lang = task, task.label_language
+        self.P, self.M = phrases(self.lang), _MSG[self.lang]
+
+    def view(self, field: str) -> FieldView:
+        return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context)
+
+    def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
+        request = reason + (self.M["suggest"].format(s=sug) if sug else "")
+        return Verdict(self.task.segment.key, field, self.task.round, False, reason=reason, request=request)
+
+    def accept(self, field: str, reason: str) -> Verdict:
+        return Verdict(self.task.segment.key, field, self.task.round, True, reason=reason)
+
+    def check(self, field: str, p: Prediction) -> Verdict:
+        if p.status == "failed" or p.value is None or not str(p.value).strip():
+            return self.reject(field, self.M["missing"], None)
+        fn = getattr(self, f"_{field}", None)
+        return fn(p) if fn else self.accept(field, "no check applies")
+
+    def _drift(self, field: str, p: Prediction, local_strong: bool) -> Verdict | None:
+        if "speaker_history" not in (self.view(field).scope):
+            return None
+        maj, share, n = speaker_majority(self.task, field)
+        if maj is None or n < 2 or share < 0.7 or local_strong:
+            return None
+        mine = canonical_closed(field, p.value) if field in ("gender", "age") else str(p.value)
+        if mine == maj:
+            return None
+        shown = closed_value(field, maj, self.lang) if field in ("gender", "age") else maj
+        return self.reject(field, self.M["drift"].format(n=n, v=shown), shown)
+
+    def _gender(self, p: Prediction) -> Verdict:
+        canon = canonical_closed("gender", p.value)
+        if canon is None:
+            return self.reject("gender", self.M["missing"], None)
+        g, prob = _gender_local(self.view("gender"))
+        strong = g is not None and g == canon and prob >= 0.9
+        return self._drift("gender", p, strong) or self.accept("gender", "consistent with evidence and speaker")
+
+    def _age(self, p: Prediction) -> Verdict:
+        if canonical_closed("age", p.value) is None:
+            return self.reject("age", self.M["missing"], None)
+        strong = self.view("age").text("age.band") is not None and p.confidence >= 0.8
+        return self._drift("age", p, strong) or self.accept("age", "consistent with the speaker")
+
+    def _accent(self, p: Prediction) -> Verdict:
+        lang = (self.task.segment.language or "").split("-")[0].lower()
+        said_zh = any(w in str(p.value) for w in ("普通话", "Mandarin", "mandarin", "粤语", "Cantonese"))
+        said_en = "english" in str(p.value).lower() or "英语" in str(p.value)
+        if (lang == "en" and said_zh and not said_en) or (lang == "zh" and said_en and not said_zh):
+            return self.reject("accent", self.M["accent"].format(lang=lang), self.P.ACCENT.get(lang))
+        return self._drift("accent", p, False) or self.accept("accent", "consistent with language and speaker")
+
+    def _background_sound(self, p: Prediction) -> Verdict:
+        v = self.view("background_sound")
+        facts = scene_facts(v)
+        claimed = not is_empty_marker(p.value)
+        kind = background_kind(facts) if facts else None
+        text = (self.task.segment.text or "").lower()
+        if claimed:
+            kinds = _claims(str(p.value), self.P.BACKGROUND_PARSE) | _claims(str(p.value), phrases("en").BACKGROUND_PARSE)
+            lexical = any(w in text for w, _ in self.P.BACKGROUND_PARSE + phrases("en").BACKGROUND_PARSE
+                          if w in str(p.value).lower())
+            if facts and kind is None:
+                return self.reject("background_sound", self.M["bg_unsupported"].format(v=p.value), self.P.NONE)
+            if not facts and lexical:
+                return self.reject("background_sound", self.M["bg_unsupported"].format(v=p.value), self.P.NONE)
+            if kind in ("music", "singing") and kinds and not kinds & {"music", "singing"}:
+                return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
+            return self.accept("background_sound", "supported by scene evidence" if facts else "no scene evidence to check")
+        if kind is not None and (facts.get("scene.music_prob", 0) >= 0.7 or facts.get("snr.db", 99) < 8
+                                 or facts.get("scene.dnsmos_bak", 5) < 2.5):
+            return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
+        return self.accept("background_sound", "none, consistent with scene evidence")
+
+    def _environment(self, p: Prediction) -> Verdict:
+        if is_empty_marker(p.value):
+            return self.accept("environment", "none claimed")
+        v = self.view("environment")
+        facts = scene_facts(v)
+        value = str(p.value).lower()
+        claims_noise = any(w in value for w in _ENV_CLAIMS)
+        lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS if w in value)
+        clean = facts and background_kind(facts) is None and facts.get("scene.reverb", 0) < 0.3
+        if (not facts and lexical) or (claims_noise and clean):
+            return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
+        return self.accept("environment", "not contradicted by scene evidence")
+
+    def _emotion(self, p: Prediction) -> Verdict:
+        v = self.view("emotion")
+        a = v.num("emotion.arousal")
+        lid = parse_emotion(str(p.value), self.lang)
+        if a is None or lid is None:
+            return self.accept("emotion", "no prosodic evidence or unparsed label")
+        if (lid in HIGH_AROUSAL and a <= -0.5) or (lid in LOW_AROUSAL and a >= 1.5):
+            sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
+            return self.reject("emotion", self.M["emo_arousal"].format(v=p.value, a=a), sug)
+        return self.accept("emotion", f"compatible with arousal {a:+.2f}")
+
+    def _pitch(self, p: Prediction) -> Verdict:
+        v = self.view("pitch")
+        said = parse_level(str(p.value), self.P.PITCH_PARSE)
+        ref = None  # related field: the F0 norm depends on the speaker's consistent gender
+        if "speaker_history" in v.scope:
+            maj, share, n = speaker_majority(self.task, "gender")
+            ref = maj if maj in ("male", "female") and share >= 0.7 and n >= 2 else None
+        level, _ = pitch_level(v, ref)
+        used, _, _ = resolve_gender(self.view("pitch"))
+        if ref is not None and used != ref and level is not None and level != said:
+            sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
+            return self.reject("pitch", self.M["pitch_gender"].format(v=closed_value("gender", ref, self.lang)), sug)
+        if level is not None and said is not None and abs(level - said) >= 2:
+            sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
+            return self.reject("pitch", self.M["pitch"], sug)
+        return self.accept("pitch", "matches the F0 class" if level is not None else "no F0 evidence")
+
+    def _speed(self, p: Prediction) -> Verdict:
+        v = self.view("speed")
+        level, conf, _ = rate_level(v, self.task.segment)
+        said = parse_level(str(p.value), self.P.SPEED_PARSE)
+        if level is not None and said is not None and conf >= 0.5 and abs(level - said) >= 2:
+            return self.reject("speed", self.M["speed"], label_speed(self.view("speed"), self.task.segment, self.P).value)
+        return self.accept("speed", "matches the rate class" if level is not None else "no rate evidence")
+
+    def _paralinguistic(self, p: Prediction) -> Verdict:
+        v = self.view("paralinguistic")
+        said = _claims(str(p.value), self.P.PARA_PARSE) | _claims(str(p.value), phrases("en").PARA_PARSE)
+        laugh = v.num("events.laughter")
+        if laugh is not None and (("laughter" in said and laugh < 0.2) or ("laughter" not in said and laugh >= 0.8)):
+            sug = label_paralinguistic(self.view("paralinguistic"), self.task.segment, self.P, True).value
+            return self.reject("paralinguistic", self.M["para"], sug)
+        return self.accept("paralinguistic", "not contradicted by event evidence")
+
+    def _open_nonempty(self, field: str, p: Prediction) -> Verdict:
+        if is_empty_marker(p.value):
+            return self.reject(field, self.M["empty_open"], None)
+        return self.accept(field, "well-formed description")
+
+    def _texture(self, p: Prediction) -> Verdict:
+        return self._open_nonempty("texture", p)
+
+    def _pronunciation(self, p: Prediction) -> Verdict:
+        return self._open_nonempty("pronunciation", p)
+
+    def _tone(self, p: Prediction) -> Verdict:
+        return self._open_nonempty("tone", p)
+
+    def _rhythm(self, p: Prediction) -> Verdict:
+        return self._open_nonempty("rhythm", p)
+
+
+def review_task(task: ReviewTask) -> dict[str, Verdict]:
+    r = _Reviewer(task)
+    out: dict[str, Verdict] = {}
+    for field, pred in task.predictions.items():
+        try:
+            out[field] = r.check(field, pred)
+        except (ValueError, TypeError, KeyError) as exc:  # untrusted values: never crash the loop
+            out[field] = Verdict(task.segment.key, field, task.round, True, reason=f"check skipped ({exc})")
+    return out

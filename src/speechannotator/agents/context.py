@@ -1,0 +1,165 @@
+"""Context the agents draw on: recording summary, speaker histories, neighbours, speaker
+aggregates, and the contract-governed selection of evidence and context for one task.
+
+Scope names used in contracts: "segment", "speaker_history", "neighbours", "recording".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
+from .backends.rules_evidence import admits
+
+SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")
+HISTORY = "context.history"  # Evidence name of a speaker history (key "speaker:<label>")
+NEIGHBOURS = 1  # turns on each side
+
+# Self-identification that reveals a role ("我是记者", "I'm the host"); the role must be in
+# the lexicon so that a transcript cannot inject an arbitrary name.
+_ROLES_ZH = ("主持人", "记者", "老师", "医生", "律师", "主播", "解说员", "解说", "旁白", "导游", "教练", "警察", "法官",
+             "经理", "客服", "销售", "嘉宾", "主席", "校长", "教授", "学生", "司机", "领航员", "赛车手", "队长")
+_ROLES_EN = ("host", "reporter", "teacher", "doctor", "lawyer", "anchor", "commentator", "narrator", "guide",
+             "coach", "officer", "judge", "manager", "agent", "guest", "chair", "professor", "student", "driver",
+             "captain", "moderator")
+_ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH) + ")")
+_EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN) + r")\b", re.I)
+_EN_ROLE_NAMES = {"host": "Host", "reporter": "Reporter", "teacher": "Teacher", "doctor": "Doctor",
+                  "lawyer": "Lawyer", "anchor": "Anchor", "commentator": "Commentator", "narrator": "Narrator",
+                  "guide": "Guide", "coach": "Coach", "officer": "Officer", "judge": "Judge", "manager": "Manager",
+                  "agent": "Agent", "guest": "Guest", "chair": "Chair", "professor": "Professor",
+                  "student": "Student", "driver": "Driver", "captain": "Captain", "moderator": "Moderator"}
+
+
+def detect_role(texts: list[str]) -> str | None:
+    """A role the speaker states about themself, from a closed lexicon; None otherwise."""
+    for t in texts:
+        m = _ZH_ROLE.search(t or "")
+        if m:
+            return m.group(1)
+        m = _EN_ROLE.search(t or "")
+        if m:
+            return _EN_ROLE_NAMES[m.group(1).lower()]
+    return None
+
+
+def speaker_histories(segments: list[Segment]) -> dict[str, dict[str, Any]]:
+    by: dict[str, list[Segment]] = defaultdict(list)
+    for s in segments:
+        by[s.speaker].append(s)
+    out = {}
+    for spk, segs in by.items():
+        langs: dict[str, float] = defaultdict(float)
+        for s in segs:
+            if s.language:
+                langs[s.language] += s.duration
+        out[spk] = {
+            "speaker": spk,
+            "n_segments": len(segs),
+            "duration_s": round(sum(s.duration for s in segs), 3),
+            "keys": [s.key for s in segs],
+            "languages": {k: round(v, 3) for k, v in langs.items()},
+            "role": detect_role([s.text for s in segs]),
+            "sample_texts": [s.text[:80] for s in segs[:3] if s.text],
+        }
+    return out
+
+
+def recording_summary(segments: list[Segment], histories: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    langs = Counter()
+    for s in segments:
+        if s.language:
+            langs[s.language] += s.duration
+    n_spk = len(histories)
+    changes = sum(1 for a, b in zip(segments, segments[1:]) if a.speaker != b.speaker)
+    interaction = "monologue" if n_spk <= 1 else "dialogue" if n_spk == 2 else "multi-party"
+    return {
+        "duration_s": round(max((s.end for s in segments), default=0.0) - min((s.start for s in segments), default=0.0), 3),
+        "n_segments": len(segments),
+        "n_speakers": n_spk,
+        "speaker_changes": changes,
+        "interaction": interaction,
+        "language": langs.most_common(1)[0][0] if langs else "",
+        "speakers": [{"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"],
+                      "role": h["role"]} for h in histories.values()],
+        "roles": {h["speaker"]: h["role"] for h in histories.values() if h["role"]},
+    }
+
+
+def speaker_aggregates(segments: list[Segment], evidence: dict[str, dict[str, Evidence]]) -> list[Evidence]:
+    """Duration-weighted means of numeric segment evidence per speaker, for names the prior
+    extractors did not already aggregate under the speaker key."""
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for s in segments:
+        for name, ev in evidence.get(s.key, {}).items():
+            if isinstance(ev.value, bool) or not isinstance(ev.value, (int, float)) or name.startswith("context."):
+                continue
+            w = max(0.05, s.duration) * max(0.05, float(ev.reliability or 0.0))
+            acc = sums[(s.speaker, name)]
+            acc[0] += w * float(ev.value)
+            acc[1] += w
+    out = []
+    for (spk, name), (num, den) in sums.items():
+        if den > 0 and name not in evidence.get(speaker_key(spk), {}):
+            out.append(Evidence(speaker_key(spk), name, round(num / den, 4), extractor="planning.aggregate"))
+    return out
+
+
+def admitted_evidence(seg: Segment, contracts: dict[str, Contract],
+                      evidence: dict[str, dict[str, Evidence]]) -> dict[str, Evidence]:
+    """Evidence admitted by any of the given contracts: segment names as is, speaker
+    aggregates as "speaker.<name>", recording statistics as "recording.<name>"."""
+    out: dict[str, Evidence] = {}
+    sources = ((seg.key, "", "segment"), (speaker_key(seg.speaker), "speaker.", "speaker_history"),
+               (RECORDING_KEY, "recording.", "recording"))
+    for c in contracts.values():
+        for key, prefix, scope in sources:
+            if scope not in c.context_scope:
+                continue
+            for name, ev in evidence.get(key, {}).items():
+                if not name.startswith("context.") and admits(c.admissible_evidence, name):
+                    out[prefix + name] = ev
+    return out
+
+
+def _turn(s: Segment, me: Segment, evidence: dict[str, dict[str, Evidence]], with_arousal: bool,
+          preds: dict[tuple[str, str], Prediction] | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"key": s.key, "speaker": s.speaker, "same_speaker": s.speaker == me.speaker,
+                            "text": s.text, "start": s.start, "end": s.end}
+    ev = evidence.get(s.key, {})
+    if with_arousal and "emotion.arousal" in ev and isinstance(ev["emotion.arousal"].value, (int, float)):
+        item["arousal"] = float(ev["emotion.arousal"].value)
+    if preds is not None:
+        item["predictions"] = {f: p.value for (k, f), p in preds.items() if k == s.key}
+    return item
+
+
+def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Segment],
+                 evidence: dict[str, dict[str, Evidence]],
+                 preds: dict[tuple[str, str], Prediction] | None = None) -> dict[str, Any]:
+    """Context admitted by the contracts' scopes (union over the task's fields). With
+    ``preds`` (review), neighbours and the speaker history carry the latest predictions."""
+    scopes = {s for c in contracts.values() for s in c.context_scope}
+    ctx: dict[str, Any] = {}
+    if "recording" in scopes and SUMMARY in evidence.get(RECORDING_KEY, {}):
+        ctx["recording_summary"] = evidence[RECORDING_KEY][SUMMARY].value
+    if "speaker_history" in scopes:
+        hist = dict(evidence.get(speaker_key(seg.speaker), {}).get(HISTORY, Evidence("", "", {})).value or {})
+        if preds is not None:
+            dur = {s.key: s.duration for s in segments if s.speaker == seg.speaker}
+            hp: dict[str, list] = defaultdict(list)
+            for (k, f), p in preds.items():
+                if k in dur and k != seg.key:
+                    hp[f].append({"key": k, "value": p.value, "confidence": p.confidence, "duration": dur[k]})
+            hist["predictions"] = dict(hp)
+        ctx["speaker_history"] = hist
+    if "neighbours" in scopes:
+        with_arousal = any("neighbours" in c.context_scope and admits(c.admissible_evidence, "emotion.arousal")
+                           for c in contracts.values())
+        idx = next((i for i, s in enumerate(segments) if s.key == seg.key), None)
+        if idx is not None:
+            ctx["previous"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[max(0, idx - NEIGHBOURS):idx]]
+            ctx["next"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[idx + 1:idx + 1 + NEIGHBOURS]]
+    return ctx

@@ -1,0 +1,107 @@
+"""Labeling Agent (stage 9, round 0) and the relabel call the review loop reuses.
+
+A task per segment carries only contract-admitted evidence and context, the segment's WAV
+bytes when the backend asks for audio (``backend.wants_audio``), and for a relabel only the
+flagged fields with their revision requests.
+"""
+
+from __future__ import annotations
+
+import io
+import wave
+
+import numpy as np
+
+from ..audio import Audio
+from ..config import Config
+from ..records import Contract, Evidence, Prediction, Segment
+from ..state import StateStore
+from .backends.base import Backend, LabelTask
+from .context import admitted_evidence, task_context
+
+
+def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
+    """16-bit PCM WAV bytes of the segment span (None without audio or for an empty span)."""
+    if audio is None:
+        return None
+    x = np.clip(np.nan_to_num(audio.span(seg.start, seg.end)), -1.0, 1.0)
+    if x.size == 0:
+        return None
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(audio.sample_rate)
+        w.writeframes((x * 32767.0).astype("<i2").tobytes())
+    return buf.getvalue()
+
+
+def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
+               segments: list[Segment], evidence: dict[str, dict[str, Evidence]], label_lang: str,
+               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0) -> LabelTask:
+    mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
+    missing = [f for f in fields if f not in mine]
+    if missing:
+        raise ValueError(f"{seg.key}: no contract for {', '.join(missing)}; run the plan stage first")
+    return LabelTask(segment=seg, fields=list(fields), contracts=mine, evidence=admitted_evidence(seg, mine, evidence),
+                     context=task_context(seg, mine, segments, evidence), label_language=label_lang,
+                     revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
+
+
+def wants_audio(backend: Backend) -> bool:
+    return bool(getattr(backend, "wants_audio", False))
+
+
+def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
+    """Run the backend and make sure every requested field comes back as a Prediction of this
+    round; a backend fault becomes a failed prediction, never a crashed run."""
+    try:
+        got = backend.label(task) or {}
+    except Exception as exc:  # noqa: BLE001 - any backend fault is recorded per field
+        got, err = {}, f"{type(exc).__name__}: {exc}"
+    else:
+        err = "backend returned no prediction for this field"
+    out = {}
+    for f in task.fields:
+        p = got.get(f)
+        if not isinstance(p, Prediction):
+            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=getattr(backend, "name", ""),
+                           status="failed", error=err)
+        p.key, p.field, p.round = task.segment.key, f, task.round
+        out[f] = p
+    return out
+
+
+def label(store: StateStore, rec: str, backend: Backend, config: Config, audio: Audio | None) -> None:
+    """Round 0: predict every contracted field of every segment; one transaction with the mark."""
+    segments = store.segments(rec)
+    evidence = store.evidence(rec)
+    contracts = store.contracts(rec)
+    if segments and not contracts:
+        raise ValueError(f"{rec}: no contracts in the state; run the plan stage first")
+    lang = label_language(store, rec, contracts)
+    preds: list[Prediction] = []
+    for seg in segments:
+        fields = sorted({f for (k, f) in contracts if k == seg.key})
+        if not fields:
+            continue
+        wav = segment_wav(audio, seg) if wants_audio(backend) else None
+        task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
+        preds.extend(call_label(backend, task).values())
+    with store.transaction() as c:
+        c.execute("DELETE FROM predictions WHERE rec=?", (rec,))
+        c.execute("DELETE FROM verdicts WHERE rec=?", (rec,))
+        store.write_predictions(c, rec, preds)
+        failed = sum(p.status == "failed" for p in preds)
+        store.mark_stage(c, rec, "label", {"predictions": len(preds), "failed": failed,
+                                           "backend": getattr(backend, "name", "")})
+
+
+def label_language(store: StateStore, rec: str, contracts: dict[tuple[str, str], Contract]) -> str:
+    """The label language the planner chose (recorded with its stage mark)."""
+    info = store.stage_info(rec, "plan") or {}
+    if info.get("label_lang") in ("zh", "en"):
+        return info["label_lang"]
+    for c in contracts.values():  # older states: the contracts' objectives are localized
+        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.objective) else "en"
+    return "en"

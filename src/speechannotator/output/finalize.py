@@ -1,0 +1,199 @@
+"""Stage 11: deterministic output processing of the reviewed state.
+
+Standard speaker ids (spk_01.. by first appearance), speaker-level regularization of speaker
+traits (duration- and confidence-weighted majority; a turn keeps a different value only with
+strong evidence), canonical vocabularies, speaker names, the transcript with inline
+paralanguage tags, then caption and contextual inference from the backend's compose, integer
+milliseconds in time order. Records are written to the state with the stage mark.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..agents.backends import phrases_en, phrases_zh
+from ..agents.backends.base import Backend, ComposeTask
+from ..agents.backends.rules_calibration import TAG_PAUSE_S
+from ..agents.context import HISTORY, admitted_evidence, task_context
+from ..config import Config
+from ..records import Prediction, Segment, speaker_key
+from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
+                      closed_value, is_empty_marker, validate_records)
+from ..state import StateStore
+
+SPEAKER_FIELDS = ("gender", "age", "accent")
+STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
+OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
+_PUNCT = set("，。！？、；：,.!?;:…—")
+_EMO = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
+
+
+def _phr(lang: str):
+    return phrases_zh if lang == "zh" else phrases_en
+
+
+def _weight(seg: Segment, p: Prediction) -> float:
+    return max(0.1, seg.duration) * max(0.05, p.confidence or 0.0)
+
+
+def _canon(field: str, value: str | None) -> str | None:
+    if value is None or not str(value).strip():
+        return None
+    if field in ("gender", "age"):
+        c = canonical_closed(field, value)
+        return None if c in (None, "none") else c
+    return None if is_empty_marker(value) else str(value).strip()
+
+
+def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]) -> dict[tuple[str, str], str | None]:
+    """Speaker-level values for gender, age and accent: {(key, field): canonical value or None}."""
+    out: dict[tuple[str, str], str | None] = {}
+    by_spk: dict[str, list[Segment]] = defaultdict(list)
+    for s in segments:
+        by_spk[s.speaker].append(s)
+    for segs in by_spk.values():
+        for field in SPEAKER_FIELDS:
+            votes: dict[str, float] = defaultdict(float)
+            for s in segs:
+                p = preds.get((s.key, field))
+                c = _canon(field, p.value) if p else None
+                if c is not None:
+                    votes[c] += _weight(s, p)
+            total = sum(votes.values())
+            major = max(votes, key=lambda k: votes[k]) if votes else None
+            share = votes[major] / total if major else 0.0
+            for s in segs:
+                p = preds.get((s.key, field))
+                own = _canon(field, p.value) if p else None
+                keep = own is not None and own != major and p.confidence >= STRONG_CONFIDENCE and share < OVERWHELMING_SHARE
+                out[(s.key, field)] = own if keep else major
+    return out
+
+
+def canonical_emotion(value: str, lang: str) -> str:
+    """'label（intensity）' (zh) / 'label (intensity)' (en) with an intensity from the scale."""
+    m = _EMO.match(value)
+    label, inten = (m.group(1).strip(), m.group(2).strip()) if m else (value.strip(), "")
+    other = "en" if lang == "zh" else "zh"
+    if inten in EMOTION_INTENSITY[other]:
+        inten = EMOTION_INTENSITY[lang][EMOTION_INTENSITY[other].index(inten)]
+    if inten not in EMOTION_INTENSITY[lang]:
+        inten = EMOTION_INTENSITY[lang][2]
+    return f"{label}（{inten}）" if lang == "zh" else f"{label} ({inten})"
+
+
+def canonical_value(field: str, value: str | None, lang: str) -> str:
+    none = NONE_VALUE[lang]
+    if field in ("gender", "age"):
+        return closed_value(field, value, lang) if value else none
+    if value is None or is_empty_marker(value):
+        return none
+    value = re.sub(r"\s+", " ", str(value)).strip()
+    return canonical_emotion(value, lang) if field == "emotion" else value
+
+
+def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
+    """Insert pause tags at long internal pauses (word timestamps) and event tags for
+    laughter/sigh that the reviewed paralinguistic value names."""
+    P, text = _phr(lang), seg.text or ""
+    low = text.lower()
+    words = sorted(seg.words, key=lambda w: w.start)
+    pos: list[int | None] = []
+    cursor = 0
+    for w in words:
+        t = w.text.strip().lower()
+        i = low.find(t, cursor) if t else -1
+        pos.append(i if i >= 0 else None)
+        if i >= 0:
+            cursor = i + len(t)
+    inserts: list[int] = []
+    for i in range(1, len(words)):
+        gap = words[i].start - words[i - 1].end
+        if gap < TAG_PAUSE_S or pos[i] is None or pos[i - 1] is None:
+            continue
+        between = text[pos[i - 1] + len(words[i - 1].text.strip()):pos[i]]
+        if any(ch in _PUNCT for ch in between) and gap < 1.0:
+            continue  # punctuation already marks a natural phrase break
+        inserts.append(pos[i])
+    tag = P.PARA_TAGS["pause"] + ("" if lang == "zh" else " ")
+    for at in sorted(set(inserts), reverse=True):
+        text = text[:at] + tag + text[at:]
+    said = {kind for word, kind in P.PARA_PARSE if word in (paralinguistic or "").lower()}
+    for kind in ("sigh", "laughter"):
+        if kind in said:
+            text = text + ("" if lang == "zh" or not text else " ") + P.PARA_TAGS[kind]
+    return text
+
+
+def speaker_names(order: list[str], ages: dict[str, str | None], roles: dict[str, str | None], lang: str) -> dict[str, str]:
+    names, per_role = {}, defaultdict(int)
+    for n, spk in enumerate(order, start=1):
+        role = roles.get(spk)
+        if role:
+            per_role[role] += 1
+            base = f"{role}{per_role[role]}"
+        else:
+            base = f"说话人{n}" if lang == "zh" else f"Speaker{n}"
+        age = ages.get(spk)
+        names[spk] = f"{base}_{closed_value('age', age, lang)}" if age else base
+    return names
+
+
+def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
+    try:
+        got = backend.compose(task) or {}
+    except Exception:  # noqa: BLE001 - a model fault must not lose the recording
+        got = {}
+    if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
+        from ..agents.backends.rules_compose import compose_task  # deterministic fallback
+
+        got = {**compose_task(task), **{k: v for k, v in got.items() if isinstance(v, str) and v.strip()}}
+    return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}
+
+
+def finalize(store: StateStore, rec: str, backend: Backend, config: Config, label_lang: str) -> list[SegmentRecord]:
+    if label_lang not in ("zh", "en"):
+        raise ValueError(f"label language must be 'zh' or 'en', got {label_lang!r}")
+    segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
+    preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
+    order: list[str] = []
+    for s in segments:
+        if s.speaker not in order:
+            order.append(s.speaker)
+    ids = {spk: f"spk_{i:02d}" for i, spk in enumerate(order, start=1)}
+    reg = regularize(segments, preds)
+    ages = {s.speaker: reg.get((s.key, "age")) for s in segments}
+    roles: dict[str, str | None] = {}
+    if config.agents.context:
+        for spk in order:
+            hist = evidence.get(speaker_key(spk), {}).get(HISTORY)
+            roles[spk] = hist.value.get("role") if hist is not None and isinstance(hist.value, dict) else None
+    names = speaker_names(order, ages, roles, label_lang)
+    items: list[tuple[str, dict]] = []
+    for s in segments:
+        values = {}
+        for f in LABELED_FIELDS:
+            p = preds.get((s.key, f))
+            raw = reg.get((s.key, f)) if f in SPEAKER_FIELDS else (p.value if p and p.status != "failed" else None)
+            if f in ("gender", "age"):
+                raw = raw if raw else None
+            values[f] = canonical_value(f, raw, label_lang)
+        mine = {f: c for (k, f), c in contracts.items() if k == s.key}
+        task = ComposeTask(segment=s, values={**values, "speaker_name": names[s.speaker]},
+                           evidence=admitted_evidence(s, mine, evidence),
+                           context=task_context(s, mine, segments, evidence), label_language=label_lang)
+        composed = _compose(backend, task)
+        start = int(round(s.start * 1000))
+        row = {
+            "speaker_id": ids[s.speaker], "speaker_name": names[s.speaker], "text": s.text,
+            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang),
+            "start_time": start, "end_time": max(start, int(round(s.end * 1000))),
+            "language": s.language or label_lang, **values, **composed,
+        }
+        items.append((s.key, {k: row[k] for k in OUTPUT_KEYS}))
+    records = validate_records([d for _, d in items])
+    with store.transaction() as c:
+        store.write_records(c, rec, items)
+        store.mark_stage(c, rec, "finalize", {"records": len(items), "speakers": len(order)})
+    return records
