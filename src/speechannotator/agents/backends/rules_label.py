@@ -55,10 +55,11 @@ def _gender_local(v: FieldView) -> tuple[str | None, float]:
 
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     g, p = _gender_local(v)
-    sp = v.num("speaker.gender.p_male")
+    sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
     sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
     lang = P.LANG
-    if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.7):
+    if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.75):
+        v.num("speaker.gender.p_male")
         why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
         return Outcome(closed_value("gender", sg, lang), round(min(0.85, sprob), 2), "ok", why)
     if g is not None:
