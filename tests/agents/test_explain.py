@@ -1,7 +1,7 @@
 import json
 
 from click.testing import CliRunner
-from helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store
 from test_review_loop import CorruptingBackend
 
 from speechannotator import agents

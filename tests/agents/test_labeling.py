@@ -4,7 +4,7 @@ import io
 import wave
 
 import numpy as np
-from helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store
 
 from speechannotator import agents
 from speechannotator.agents.backends.rules import RulesBackend

@@ -1,4 +1,4 @@
-from helpers import REC, config, dialogue, ev, make_store
+from agents_helpers import REC, config, dialogue, ev, make_store
 
 from speechannotator import agents
 from speechannotator.records import RECORDING_KEY, speaker_key

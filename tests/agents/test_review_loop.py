@@ -1,7 +1,7 @@
 """The bounded review loop on constructed conflicts."""
 
 import pytest
-from helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store
 
 from speechannotator import agents
 from speechannotator.agents.backends.rules import RulesBackend

@@ -1,6 +1,6 @@
 """The rules backend labels from evidence: calibrated bins, abstention, routing, requests."""
 
-from helpers import REC, config, ev, make_store, male, seg
+from agents_helpers import REC, config, ev, make_store, male, seg
 
 from speechannotator import agents
 from speechannotator.agents.backends.rules import RulesBackend

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
-from helpers import REC, chars, config, dialogue, ev, make_store, male, seg  # noqa: E402
+from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, seg  # noqa: E402
 
 from speechannotator import agents  # noqa: E402
 from speechannotator.agents.backends.rules import RulesBackend  # noqa: E402
