@@ -4,7 +4,9 @@ import pytest
 from agents_helpers import REC, config, dialogue, make_store
 
 from speechannotator import agents
+from speechannotator.agents.backends import phrases_zh
 from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents.backends.rules_calibration import pitch_class
 from speechannotator.output.finalize import finalize
 
 # Round-0 mistakes of the kind the paper names: a background sound copied from nowhere, an
@@ -56,7 +58,9 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
     assert latest[("seg_00004", "background_sound")].value == "无"
     assert latest[("seg_00003", "emotion")].value.startswith("冷静")
     assert latest[("seg_00002", "gender")].value == "男声"  # gender drift within speaker A fixed
-    assert latest[("seg_00002", "pitch")].value.startswith("整体音高中等偏高")  # judged against the male norm
+    # the relabeled pitch is judged against the male norm (132 Hz), no longer against the female one
+    assert latest[("seg_00002", "pitch")].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "male")])
+    assert trails[("seg_00002", "pitch")][0].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "female")])
     # the relabel only asked for the flagged fields, with the request
     relabels = [c for c in backend.calls if c[2] == 1]
     assert sorted(relabels) == [("seg_00002", ("gender", "pitch"), 1), ("seg_00003", ("emotion",), 1),

