@@ -67,7 +67,7 @@ def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
 
 def test_scene_evidence_names_the_background(tmp_path):
     segs = [seg(0, 0, 2, "A", "欢迎收听。"), seg(1, 2, 4, "A", "今天聊聊天。")]
-    evs = ev("seg_00000", scene__music_prob=0.9, scene__background="music", scene__dnsmos_bak=2.2)
+    evs = ev("seg_00000", scene__music_prob=0.1, events__music=0.8, scene__dnsmos_bak=3.8)
     evs += ev("seg_00001", scene__noise_type="babble", scene__background="noise", scene__dnsmos_bak=2.0, snr__db=8.0)
     _, p = _label(tmp_path, segs, evs)
     assert p[("seg_00000", "background_sound")].value == "持续的背景音乐"
@@ -79,7 +79,10 @@ def test_age_without_model_is_cautious(tmp_path):
     segs = [seg(0, 0, 2, "A", "你好。"), seg(1, 2, 4, "B", "你好呀。")]
     evs = ev("seg_00000", gender__p_male=0.95, pitch__median_hz=100.0)
     evs += ev("seg_00001", gender__p_male=0.2, pitch__median_hz=330.0, age__band="child")
+    segs.append(seg(2, 4, 6, "C", "嗯。"))
+    evs += ev("seg_00002", gender__p_male=0.9, age__years=47.0)
     _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00002", "age")].value == "中年" and p[("seg_00002", "age")].evidence == ["age.years"]
     a = p[("seg_00000", "age")]
     assert a.value == "中年" and a.confidence <= 0.35 and a.status == "abstain"
     assert p[("seg_00001", "age")].value == "儿童" and p[("seg_00001", "age")].status == "ok"

@@ -76,6 +76,11 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         if canon and canon != "none":
             return Outcome(closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok",
                            f"age model band {band}")
+    years = v.num("age.years")
+    if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
+        canon = ("child" if years < 13 else "teenager" if years < 18 else "young adult" if years < 36
+                 else "middle-aged" if years < 60 else "elderly")
+        return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
     g, _ = _gender_local(v)
@@ -190,7 +195,8 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db"):
+    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db",
+                 "events.music", "events.singing"):
         x = v.num(name)
         if x is not None:
             f[name] = x
@@ -202,8 +208,9 @@ def scene_facts(v: FieldView) -> dict:
 
 
 def background_kind(f: dict) -> str | None:
-    music = f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
-    singing = f.get("scene.singing_prob", 0) >= cal.MUSIC_PROB
+    music = (f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
+             or f.get("events.music", 0) >= cal.MUSIC_PROB)  # events.*: a plugged-in sound event tagger
+    singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.MUSIC_PROB
     noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.DNSMOS_BAK_NOISY
              or f.get("snr.db", 99) < cal.SNR_NOISY_DB)
     ntype = f.get("scene.noise_type", "")
