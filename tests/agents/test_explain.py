@@ -5,6 +5,7 @@ from agents_helpers import REC, config, dialogue, make_store
 from test_review_loop import CorruptingBackend
 
 from speechannotator import agents
+from speechannotator.agents.cli import explain as main_cli_name
 from speechannotator.agents.cli import explain_command
 from speechannotator.agents.explain import explain
 from speechannotator.output.finalize import finalize
@@ -36,6 +37,7 @@ def test_explain_prints_the_trail(tmp_path):
 def test_explain_cli(tmp_path):
     store = _done(tmp_path)
     store.close()
+    assert main_cli_name is explain_command and explain_command.name == "explain"
     runner = CliRunner()
     res = runner.invoke(explain_command, [str(tmp_path / f"{REC}.json"), "--segment", "2", "--field", "gender"])
     assert res.exit_code == 0, res.output

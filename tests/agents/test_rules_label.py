@@ -8,6 +8,7 @@ from speechannotator.agents.backends.rules import RulesBackend
 from speechannotator.agents.backends.rules_calibration import pitch_class, rate_class
 from speechannotator.agents.backends.rules_review import parse_level
 from speechannotator.agents.labeling import build_task
+from speechannotator.records import Evidence
 
 
 def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
@@ -69,7 +70,12 @@ def test_scene_evidence_names_the_background(tmp_path):
     segs = [seg(0, 0, 2, "A", "欢迎收听。"), seg(1, 2, 4, "A", "今天聊聊天。")]
     evs = ev("seg_00000", scene__music_prob=0.1, events__music=0.8, scene__dnsmos_bak=3.8)
     evs += ev("seg_00001", scene__noise_type="babble", scene__background="noise", scene__dnsmos_bak=2.0, snr__db=8.0)
+    segs.append(seg(2, 4, 6, "A", "街上人很多。"))  # faint babble far below the speech, untrusted reverb
+    evs += ev("seg_00002", scene__noise_type="babble", scene__background="noise", scene__dnsmos_bak=2.9, snr__db=23.0)
+    evs.append(Evidence("seg_00002", "scene.reverb", 1.0, extractor="test", reliability=0.4))
     _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00002", "background_sound")].value == "轻微的背景噪声"
+    assert p[("seg_00002", "environment")].value == "无"
     assert p[("seg_00000", "background_sound")].value == "持续的背景音乐"
     assert p[("seg_00001", "background_sound")].value == "嘈杂的人声"
     assert p[("seg_00001", "environment")].value == "人声嘈杂的公共场所"

@@ -32,3 +32,6 @@ def explain_command(json_path: Path, segment: int, field: str) -> None:
             raise click.ClickException(str(exc)) from exc
     finally:
         store.close()
+
+
+explain = explain_command  # the name the main CLI imports

@@ -163,15 +163,18 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     elif a0 <= -0.8:
         lid = "sad" if v0 <= -0.3 else "calm"
     else:
-        lid = "happy" if v0 >= 0.4 else "sad" if v0 <= -0.4 else "neutral"
+        lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 else "neutral"
     conf = 0.55 if a is not None else 0.4
+    if abs(a0) < 0.4 and lid in ("happy", "sad"):  # the words alone carry it: weak, low confidence
+        return Outcome(P.emotion(lid, 1 if abs(v0) < 0.7 else 2), 0.35, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
         support = _neighbour_support(v)
         if lid == "neutral" and abs(a0) < 0.4 and support is not None and support >= 1.2:
             return Outcome(P.emotion("tense", 1), 0.4, "ok", why + f"; same-speaker neighbours aroused ({support:.2f})")
         return Outcome(P.emotion(lid, 2 if abs(a0) < 0.5 else 1), conf, "ok", why)
-    return Outcome(P.emotion(lid, _intensity(max(abs(a0) / 2.5, abs(v0)))), conf, "ok", why)
+    # transcript valence is a weaker intensity cue than prosody (lexicon scores run high)
+    return Outcome(P.emotion(lid, _intensity(max(abs(a0) / 2.5, 0.6 * abs(v0)))), conf, "ok", why)
 
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
@@ -221,6 +224,8 @@ def background_kind(f: dict) -> str | None:
     if music:
         return "music"
     if noisy:
+        if f.get("snr.db", 0) >= cal.SNR_FAINT_DB and f.get("scene.dnsmos_bak", 5) >= cal.DNSMOS_BAK_FAINT:
+            return "faint"  # audible but far below the speech: do not name a source
         return ntype if ntype in ("stationary", "babble", "impulsive") else "noise"
     return None
 
@@ -239,10 +244,11 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     f = scene_facts(v)
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
-    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH:
+    # The reverberation proxy counts only where its extractor trusts it.
+    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH and v.reliability("scene.reverb") >= cal.REVERB_MIN_RELIABILITY:
         return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
     kind = background_kind(f)
-    if kind == "babble":
+    if kind == "babble" and f.get("snr.db", 99) < cal.SNR_NOISY_DB:
         return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
     if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
         return Outcome(P.ENVIRONMENT["noisy"], 0.45, "ok", "loud steady noise")
