@@ -23,7 +23,10 @@ def encoder():
             import torch
             from resemblyzer import VoiceEncoder
 
-            torch.set_num_threads(max(1, torch.get_num_threads()))
+            # One intra-op thread: the small LSTM gains nothing from more, and with two
+            # threads on a busy 2-core machine it ran 5-10x slower (spin-waiting) in
+            # measurement; the other core stays free for Whisper and the priors.
+            torch.set_num_threads(1)
             _ENCODER = VoiceEncoder("cpu", verbose=False)
         return _ENCODER
 
