@@ -57,6 +57,40 @@ def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, as_json: bool) 
     click.echo(f"unit={scores.unit} collar={scores.collar:g}s recordings={len(scores.per_recording)}")
 
 
+@eval_group.command("attributes")
+@click.option("--ref", "ref", required=True, type=click.Path(exists=True, path_type=Path),
+              help="Reference output-format JSON file or folder.")
+@click.option("--hyp", "hyp", required=True, type=click.Path(exists=True, path_type=Path),
+              help="Hypothesis output-format JSON file or folder; recordings matched by name.")
+@click.option("--encoder", "encoder_spec", default="use", show_default=True,
+              help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.")
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
+def attributes_cmd(ref: Path, hyp: Path, encoder_spec: str, as_json: bool) -> None:
+    """Closed-Eval (gender, age) and Open-Eval (13 fields): fields, categories, macro."""
+    from .attributes import score_attributes
+    from .encoders import make_encoder
+    from .io import load_records, pair_sessions
+
+    try:
+        refs, hyps = load_records(ref), load_records(hyp)
+        pair_sessions(refs, hyps, ref_path=ref, hyp_path=hyp)
+        encoder = make_encoder(encoder_spec)
+        scores = score_attributes(refs, hyps, encoder)
+    except (EvalInputError, ValueError, FileNotFoundError, ImportError) as exc:
+        _fail(exc)
+    if as_json:
+        click.echo(json.dumps(scores.to_dict(), ensure_ascii=False, indent=2))
+        return
+    d = scores.to_dict()
+    for f, v in d["fields"].items():
+        c = d["counts"][f]
+        click.echo(f"{f:<22} {_fmt(v):>7}   (n={c['scored']}, missing={c['missing']})")
+    for g, v in d["categories"].items():
+        click.echo(f"{g:<34} {_fmt(v):>7}")
+    click.echo(f"{'macro':<22} {_fmt(d['macro']):>7}")
+    click.echo(f"encoder: {scores.encoder}; segments: {scores.segments} ({scores.unmatched_segments} unmatched)")
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr)
     cli = click.Group(commands={"eval": eval_group})
