@@ -91,16 +91,74 @@ def attributes_cmd(ref: Path, hyp: Path, encoder_spec: str, as_json: bool) -> No
     click.echo(f"encoder: {scores.encoder}; segments: {scores.segments} ({scores.unmatched_segments} unmatched)")
 
 
+@click.group("bench")
+def bench_group() -> None:
+    """SA-Bench: annotate a bench several times and write the paper's tables."""
+
+
+@bench_group.command("run")
+@click.argument("bench_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--runs", default=5, show_default=True, type=click.IntRange(1), help="Runs per setting.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results folder (default: bench_results/<bench name>). Finished outputs there are reused.")
+@click.option("--no-review", is_flag=True, help="Add the w/o Loop ablation (Table 3).")
+@click.option("--no-context", is_flag=True, help="Add the w/o Context ablation (Table 3).")
+@click.option("--no-priors", is_flag=True, help="Add the w/o Priors ablation (Table 3).")
+@click.option("--fixed-timeline", is_flag=True, help="Only the fixed-timeline setting (skip Table 1).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Pipeline config TOML.")
+@click.option("--encoder", "encoder_spec", default="use", show_default=True,
+              help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.")
+@click.option("--collar", default=5.0, show_default=True, type=float, help="tcpCER collar in seconds.")
+@click.option("--baseline-url", default=None, help="Score an OpenAI-compatible audio model instead of the pipeline.")
+@click.option("--baseline-model", default=None, help="Model name at --baseline-url.")
+@click.option("--baseline-no-audio", is_flag=True, help="Send the baseline text only (no audio part).")
+def bench_run_cmd(bench_dir: Path, runs: int, out_dir: Path | None, no_review: bool, no_context: bool,
+                  no_priors: bool, fixed_timeline: bool, config_path: Path | None, encoder_spec: str, collar: float,
+                  baseline_url: str | None, baseline_model: str | None, baseline_no_audio: bool) -> None:
+    """Run BENCH_DIR (<case>.<audio> + <case>.json) and write Tables 1-3, CSV, JSON and a chart."""
+    from .bench import BenchRunner, BenchSettings
+    from .encoders import make_encoder
+
+    ablations = tuple(k for k, on in (("no_review", no_review), ("no_context", no_context),
+                                       ("no_priors", no_priors)) if on)
+    annotate, name, extra = None, "SpeechAnnotator", {}
+    if baseline_url or baseline_model:
+        if not (baseline_url and baseline_model):
+            raise click.UsageError("--baseline-url and --baseline-model go together")
+        if ablations:
+            raise click.UsageError("ablations apply to the pipeline, not to a baseline")
+        from .baseline import BaselineAnnotator
+
+        annotate = BaselineAnnotator(baseline_url, baseline_model, send_audio=not baseline_no_audio)
+        name, fixed_timeline = baseline_model, True
+        extra = {"baseline_url": baseline_url}
+    try:
+        config = None
+        if config_path is not None:
+            from ..config import load_config
+
+            config = load_config(config_path)
+        runner = BenchRunner(
+            bench_dir, out_dir or Path("bench_results") / bench_dir.resolve().name, encoder=make_encoder(encoder_spec),
+            config=config, annotate=annotate,
+            settings=BenchSettings(runs=runs, ablations=ablations, fixed_timeline_only=fixed_timeline,
+                                   collar=collar, system_name=name, extra=extra))
+        _, files = runner.run()
+    except (EvalInputError, ValueError, FileNotFoundError, ImportError) as exc:
+        _fail(exc)
+    if annotate is not None and getattr(annotate, "logs", None):
+        fallbacks = sum(bool(r.audio_fallback) for r in annotate.logs)
+        click.echo(f"baseline requests: {len(annotate.logs)}; text-only fallbacks: {fallbacks}; "
+                   f"failed: {sum(bool(r.error) for r in annotate.logs)}")
+    click.echo(files["markdown"].read_text(encoding="utf-8"))
+    for kind, p in files.items():
+        click.echo(f"{kind}: {p}")
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s", stream=sys.stderr)
-    cli = click.Group(commands={"eval": eval_group})
-    try:
-        from .bench_cli import bench_group  # noqa: F401  (registered below when present)
-    except ImportError:
-        pass
-    else:
-        cli.add_command(bench_group)
-    cli()
+    click.Group(commands={"eval": eval_group, "bench": bench_group})()
 
 
 if __name__ == "__main__":
