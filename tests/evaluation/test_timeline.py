@@ -137,3 +137,26 @@ def test_cli_agrees_with_meeteval_cli(tmp_path):
         assert ours["per_recording"][name]["cpcer"] == pytest.approx(100 * theirs["cpwer_reco"][name]["error_rate"])
         assert ours["per_recording"][name]["tcpcer"] == pytest.approx(100 * theirs["tcpwer_reco"][name]["error_rate"])
     assert ours["tcpcer"] > ours["cpcer"] > 0  # the case really exercises both metrics
+
+
+def test_fast_engine_matches_meeteval_on_random_cases():
+    import random
+
+    rng = random.Random(7)
+    alphabet = "天地人你我他好的是不"
+    for _ in range(25):
+        def segs(speakers, n):
+            out, t = [], 0
+            for _ in range(n):
+                dur = rng.randint(1, 4)
+                text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+                out.append(T(rng.choice(speakers), D(t), D(t + dur), text))
+                t += rng.randint(0, 3)  # overlaps and equal start times happen
+            return out
+        ref = segs(["A", "B", "C"][: rng.randint(1, 3)], rng.randint(1, 8))
+        hyp = segs(["x", "y", "z", "w"][: rng.randint(1, 4)], rng.randint(1, 8))
+        fast, slow = score_timeline(ref, hyp, engine="fast"), score_timeline(ref, hyp, engine="meeteval")
+        f, s = fast.pooled(), slow.pooled()
+        assert (f.plain.errors, f.cp.errors, f.tcp.errors) == (s.plain.errors, s.cp.errors, s.tcp.errors)
+        assert (f.missed_speakers, f.falarm_speakers) == (s.missed_speakers, s.falarm_speakers)
+        assert f.plain.length == s.plain.length and f.cp.length == s.cp.length

@@ -37,19 +37,21 @@ def eval_group() -> None:
 @click.option("--collar", default=5.0, show_default=True, type=float, help="tcpCER collar in seconds.")
 @click.option("--unit", type=click.Choice(["auto", "char", "word"]), default="auto", show_default=True,
               help="auto: characters when the reference holds CJK text, words otherwise.")
+@click.option("--engine", type=click.Choice(["fast", "meeteval"]), default="fast", show_default=True,
+              help="fast: rapidfuzz Levenshtein for CER/cpCER (same counts), meeteval for tcpCER.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
-def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, as_json: bool) -> None:
+def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as_json: bool) -> None:
     """CER, cpCER and tcpCER (or WER variants) per recording and pooled."""
     from .timeline import score_timeline
 
     try:
-        scores = score_timeline(ref, hyp, collar=collar, unit=unit)  # type: ignore[arg-type]
+        scores = score_timeline(ref, hyp, collar=collar, unit=unit, engine=engine)  # type: ignore[arg-type]
     except (EvalInputError, ValueError) as exc:
         _fail(exc)
     if as_json:
         click.echo(json.dumps(scores.to_dict(), ensure_ascii=False, indent=2))
         return
-    names = [n.replace("cp", "cp").upper() for n in scores.names]
+    names = [n.upper() for n in scores.names]
     click.echo(f"{'recording':<30} " + " ".join(f"{n:>8}" for n in names))
     for name, rec in scores.per_recording.items():
         click.echo(f"{name:<30} " + " ".join(f"{_fmt(v):>8}" for v in scores.rates(rec).values()))
