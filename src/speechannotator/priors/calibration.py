@@ -22,7 +22,7 @@ Rate. Syllable rates in read speech (Pellegrino, Coupe & Marsico 2011, *Language
 7.82, Japanese 7.84 syllables/s. Those exclude pauses; our ``rate.units_per_s`` keeps the
 internal pauses of a segment (it divides by the speech span from first to last speech
 frame), which lowers rates by the pause share (10-20 % in read speech). LibriVox readers
-measure 3.6-4.6 syll/s this way and espeak-ng at its default 175 wpm about 4.3 syll/s, so
+measure 3.6-4.7 syll/s this way and espeak-ng at its default 175 wpm about 4.3 syll/s, so
 the "normal" centre for English is the literature value times 0.75, about 4.6 syll/s;
 other languages scale with Pellegrino's ratios. Mandarin centre 3.9 chars/s matches
 conversational Mandarin (about 4-5 syllables/s with pauses removed). "normal" is within
