@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from speechannotator.priors.acoustic import EPS, HOP_S, SR, frame_db, speech_mask
+from speechannotator.priors.acoustic import EPS, HOP_S, SR, frame_db, noise_power, speech_mask
 
 log = logging.getLogger(__name__)
 
@@ -84,12 +84,7 @@ def noise_evidence(original: np.ndarray, enhanced: np.ndarray, snr_db: float | N
         level = float(np.percentile(quiet if len(quiet) else db, 50))
         return {"scene.noise_db": level}
     rdb = frame_db(resid)
-    # Measured where the enhanced signal has no speech: on clean input the residual there is
-    # silence, while under speech it is mostly the enhancer's own speech distortion.
-    emask, _ = speech_mask(frame_db(enhanced))
-    n = min(len(rdb), len(emask))
-    pause = rdb[:n][~emask[:n]]
-    level = float(10 * np.log10(np.mean(10 ** (pause / 10)) + EPS)) if len(pause) >= 10 else float(10 * np.log10(np.mean(resid * resid) + EPS))
+    level = float(10 * np.log10(noise_power(original, enhanced) + EPS))
     out: dict[str, float | str] = {"scene.noise_db": level}
     audible = level > NOISE_DB_MIN and (snr_db is None or snr_db < NOISE_SNR_MAX)
     if not audible:
