@@ -20,8 +20,14 @@ def encoder():
     global _ENCODER
     with _LOCK:
         if _ENCODER is None:
+            import warnings
+
             import torch
-            from resemblyzer import VoiceEncoder
+
+            with warnings.catch_warnings():
+                # resemblyzer imports webrtcvad, which imports the deprecated pkg_resources.
+                warnings.simplefilter("ignore")
+                from resemblyzer import VoiceEncoder
 
             # One intra-op thread: the small LSTM gains nothing from more, and with two
             # threads on a busy 2-core machine it ran 5-10x slower (spin-waiting) in
@@ -55,6 +61,8 @@ def embed_windows(
     Mel frames are computed per region (memory stays proportional to one region).
     """
     import torch
+
+    enc = encoder()  # imports resemblyzer quietly first
     from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
 
     hop = max(1, int(round(hop_s / _FRAME_S)))
@@ -79,7 +87,6 @@ def embed_windows(
             owner.append(i)
     if not mels:
         return WindowEmbeddings(np.zeros(0), np.zeros(0), np.zeros((0, 256), np.float32), np.zeros(0, int))
-    enc = encoder()
     out = []
     with torch.inference_mode():
         for b in range(0, len(mels), batch):
