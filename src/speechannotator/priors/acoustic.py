@@ -261,7 +261,7 @@ def hnr_autocorr(x: np.ndarray, track: PitchTrack) -> float | None:
     """
     win = int(0.04 * SR)
     vals = []
-    step = max(1, int(0.02 / (FRAME_PERIOD_MS / 1000)))
+    step = max(1, int(0.04 / (FRAME_PERIOD_MS / 1000)))  # a frame every 40 ms is plenty for a median
     for t, f in zip(track.times[::step], track.f0[::step]):
         if f <= 0:
             continue

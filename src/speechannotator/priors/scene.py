@@ -169,10 +169,12 @@ class DnsmosBudget:
         self.seconds_left = max(window_cost_s, rtf * duration_s)
         self._model = None
         self._failed = False
+        self._last_cost = 0.0
 
     def score(self, x: np.ndarray) -> dict[str, float] | None:
         """DNSMOS of one 9 s window (shorter input is repeated, longer is cut at 9 s)."""
-        if self.windows_left <= 0 or self.seconds_left <= 0 or self._failed or len(x) < int(0.5 * SR):
+        # Stop before a window that would overrun the wall-clock budget (last window's cost).
+        if self.windows_left <= 0 or self.seconds_left < self._last_cost or self._failed or len(x) < int(0.5 * SR):
             return None
         if self._model is None:
             try:
@@ -192,7 +194,8 @@ class DnsmosBudget:
         self.windows_left -= 1
         t0 = time.perf_counter()
         r = self._model(np.clip(x, -1, 1), SR, False)
-        self.seconds_left -= time.perf_counter() - t0
+        self._last_cost = time.perf_counter() - t0
+        self.seconds_left -= self._last_cost
         return {"scene.dnsmos_sig": float(r["sig_mos"]), "scene.dnsmos_bak": float(r["bak_mos"]), "scene.dnsmos_ovrl": float(r["ovrl_mos"])}
 
 
