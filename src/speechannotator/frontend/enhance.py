@@ -118,7 +118,7 @@ class DeepFilterNet:
 def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
 
-    ``config`` is a Config, its PriorsConfig/PriorsSettings section, or None. With
+    ``config`` is a Config, its PriorsSettings section, or None. With
     enhancement switched off, or when the model cannot load, the original samples are
     returned (a copy) after one logged warning.
     """

@@ -1,7 +1,7 @@
 """Settings of the prior-evidence stage (stage 2 enhance, stage 7 priors).
 
-``PriorsSettings`` is a superset of ``config.PriorsConfig`` (same first two fields), so the
-lead can replace ``PriorsConfig`` by it. Until then ``settings_from_config`` reads whatever
+``Config.priors`` is a ``PriorsSettings``;
+``settings_from_config`` also accepts a bare section or whatever
 ``config.priors`` holds and fills the rest with defaults.
 """
 

@@ -91,3 +91,6 @@ except ImportError:  # pragma: no cover - depends on which branches are merged
 
 def semitones(hz: float, ref_hz: float) -> float:
     return 12.0 * math.log2(hz / ref_hz) if hz > 0 and ref_hz > 0 else 0.0
+
+# Minimum reliability of scene.noise_type before its source ("babble") is named.
+NOISE_TYPE_MIN_RELIABILITY = 0.75

@@ -207,6 +207,10 @@ def scene_facts(v: FieldView) -> dict:
         x = v.text(name)
         if x is not None:
             f[name] = x.lower()
+    # The noise-type heuristic confuses low rumble with babble (priors README: reliability
+    # 0.6); name a source only when its extractor trusts it, else say "noise".
+    if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < cal.NOISE_TYPE_MIN_RELIABILITY:
+        f["scene.noise_type"] = "noise"
     return f
 
 
