@@ -172,6 +172,13 @@ class LlamaServer:
             self._log_file.close()
             self._log_file = None
 
+    def kill(self) -> None:
+        """Kill the server abruptly (SIGKILL), as a crash would: in-flight requests lose their connection."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(10)
+        self.stop()
+
     def __enter__(self) -> "LlamaServer":
         return self.start()
 

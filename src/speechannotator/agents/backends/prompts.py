@@ -95,14 +95,27 @@ def evidence_json(evidence: dict[str, Evidence]) -> list[dict[str, Any]]:
 
 
 def _contract_json(c: Contract) -> dict[str, Any]:
-    return {
-        "objective": c.objective,
-        "value_format": c.value_format,
-        "admissible_evidence": c.admissible_evidence,
-        "priority": c.priority,
-        "context_scope": c.context_scope,
-        "conflict_rule": c.conflict_rule,
-    }
+    out: dict[str, Any] = {"objective": c.objective, "value_format": c.value_format}
+    # The priority list is usually the admissible list in order: say it once.
+    if c.priority and set(c.admissible_evidence) <= set(c.priority):
+        out["evidence_by_priority"] = c.priority
+    else:
+        out["admissible_evidence"] = c.admissible_evidence
+        if c.priority:
+            out["priority"] = c.priority
+    out["context_scope"] = c.context_scope
+    out["conflict_rule"] = c.conflict_rule
+    return out
+
+
+def _citable_text(fields: list[str], cited: dict[str, list[str]]) -> str:
+    """Citable names grouped by identical lists (most fields share one)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for f in fields:
+        groups.setdefault(tuple(cited[f]), []).append(f)
+    if len(groups) == 1:
+        return json.dumps(list(next(iter(groups))), ensure_ascii=False)
+    return "; ".join(f"{', '.join(fs)}: {json.dumps(list(names), ensure_ascii=False)}" for names, fs in groups.items())
 
 
 def label_messages(
@@ -124,8 +137,8 @@ def label_messages(
         "You are the Labeling Agent of a speech annotation system. You describe how one speech segment "
         f"sounds, judging from {source}. Follow each field's contract: use its admissible evidence in its "
         "priority order and its conflict rule. Low-reliability evidence is weak. Give a confidence from 0 to 100 "
-        "that reflects how well the evidence supports the value, and cite the evidence names you used "
-        f"(\"audio\", \"transcript\", \"context\" or evidence names).\n{DATA_RULE}\n"
+        "that reflects how well the evidence supports the value, and cite the evidence names you used.\n"
+        f"{DATA_RULE}\n"
         f"Write every value in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
     )
     payload: dict[str, Any] = {
@@ -137,24 +150,20 @@ def label_messages(
     requests = {f: revision_requests[f] for f in fields if revision_requests.get(f)}
     if requests:
         payload["revision_requests"] = requests
+    # Instructions first, data last: calls for the same fields share a cacheable prompt prefix.
     parts = [
-        data_block(payload),
-        f"Label these fields of segment {segment.key}:",
-        _field_lines(fields, lang),
+        "Fields to label:\n" + _field_lines(fields, lang),
+        'Answer as {"<field>": {"value": ..., "confidence": 0-100, "evidence": [names]}} with exactly these '
+        "fields: " + ", ".join(fields) + ".\nCitable evidence names: " + _citable_text(fields, cited),
     ]
+    if schema_in_prompt is not None:
+        parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
     if requests:
         parts.append(
             "A reviewer asked for revisions (revision_requests in the data, quoted from the reviewer): "
             "address each one for its field, changing the value when the evidence supports the request."
         )
-    lists = {json.dumps(cited[f], ensure_ascii=False) for f in fields}
-    citable = next(iter(lists)) if len(lists) == 1 else json.dumps({f: cited[f] for f in fields}, ensure_ascii=False)
-    parts.append(
-        'Answer as {"<field>": {"value": ..., "confidence": 0-100, "evidence": [names]}} with exactly these '
-        "fields: " + ", ".join(fields) + ". Citable evidence names: " + citable
-    )
-    if schema_in_prompt is not None:
-        parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
+    parts += [data_block(payload), f"Now label segment {segment.key}."]
     return system, "\n\n".join(parts)
 
 
@@ -190,12 +199,12 @@ def review_messages(
         "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
     }
     parts = [
-        data_block(payload),
         "Review these fields: " + ", ".join(fields) + ".",
         'Answer as {"<field>": {"decision": "accept" or "revise", "reason": ..., "request": ... (empty when accepted)}}.',
     ]
     if schema_in_prompt is not None:
         parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
+    parts += [data_block(payload), f"Now review segment {segment.key}."]
     return system, "\n\n".join(parts)
 
 
@@ -220,10 +229,10 @@ def compose_messages(
         "context": context,
     }
     parts = [
-        data_block(payload),
         "Fields to write:\n" + _field_lines(["caption", "contextual_inference"], lang),
         'Answer as {"caption": ..., "contextual_inference": ...}.',
     ]
     if schema_in_prompt is not None:
         parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
+    parts += [data_block(payload), f"Now write them for segment {segment.key}."]
     return system, "\n\n".join(parts)
