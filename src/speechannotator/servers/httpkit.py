@@ -55,7 +55,7 @@ class Recorded:
     method: str
     path: str
     body: Any  # decoded JSON, or the raw text when it is not JSON
-    headers: dict[str, str]
+    headers: dict[str, str]  # lower-case names
 
 
 class _Base:
@@ -119,7 +119,7 @@ class _Base:
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = raw.decode("utf-8", "replace")
         with self._lock:
-            self.records.append(Recorded(method, h.path, body, dict(h.headers.items())))
+            self.records.append(Recorded(method, h.path, body, {k.lower(): v for k, v in h.headers.items()}))
         return raw, body
 
     @staticmethod
