@@ -174,6 +174,18 @@ class FieldAnswer(BaseModel):
         return list(dict.fromkeys(str(x).strip() for x in v if str(x).strip()))
 
 
+def _closed_canon(field: str, value: str) -> str | None:
+    """canonical_closed, then word by word ("female voice": the whole string also contains
+    "male", which makes the substring match ambiguous)."""
+    canon = canonical_closed(field, value)
+    if canon is not None:
+        return canon
+    words = {canonical_closed(field, w) for w in re.split(r"[\s,;/()（），、]+", value) if w}
+    words.discard(None)
+    words.discard("none")
+    return words.pop() if len(words) == 1 else None
+
+
 class LabelOutcome(BaseModel):
     """One validated field of a label answer (value in label-language surface form)."""
 
@@ -207,7 +219,7 @@ def parse_label_answer(
         evidence = [e for e in ans.evidence if e in allowed]
         repaired = len(evidence) != len(ans.evidence)
         if f in CLOSED_FIELDS:
-            canon = canonical_closed(f, ans.value)
+            canon = _closed_canon(f, ans.value)
             if canon is None:
                 bad[f] = f"value {ans.value!r} is not one of {closed_choices(f, lang)}"
                 continue
