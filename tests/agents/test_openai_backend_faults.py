@@ -178,7 +178,7 @@ def test_review_failure_accepts_with_reason_and_compose_uses_fallback():
 
 def test_server_killed_mid_run(llama_server):
     """A real llama.cpp server dies during a 13-field request and stays down for the next segment."""
-    server = LlamaServer(llama_server.gguf_path, n_ctx=2048).start()
+    server = LlamaServer(llama_server.gguf_path, n_ctx=2048, n_threads=1).start()
     try:
         backend = OpenAIBackend(endpoint(server.url, timeout_s=120.0, max_retries=1), options=OPTS)
         outcome: dict = {}

@@ -39,7 +39,7 @@ def test_shared_server_answers_openai_chat_with_json_schema(llama_server):
 
 
 def test_stop_releases_the_port(llama_server):
-    server = LlamaServer(llama_server.gguf_path, n_ctx=512)
+    server = LlamaServer(llama_server.gguf_path, n_ctx=512, n_threads=1)
     with server:
         base = server.base_url
         with urllib.request.urlopen(base + "/health", timeout=5) as resp:

@@ -51,7 +51,9 @@ class LlamaServer:
     """A llama.cpp server for one GGUF model, reachable at ``.url`` (ends in ``/v1``).
 
     ``port=0`` picks a free port. ``n_ctx`` is the context per slot; ``n_parallel`` slots serve
-    requests concurrently. Use as a context manager, or call start() / stop().
+    requests concurrently. ``n_threads=0`` uses llama.cpp's default (all cores); on cores shared
+    with other busy processes use 1: OpenMP workers spin-wait on each other, and 2 threads ran
+    14x slower than 1 under load. Use as a context manager, or call start() / stop().
     """
 
     def __init__(
@@ -159,6 +161,7 @@ class LlamaServer:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         proc, self._proc = self._proc, None
+        self.base_url = None
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
