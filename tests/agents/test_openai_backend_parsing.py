@@ -118,3 +118,14 @@ def test_data_block_cannot_be_closed_by_its_content():
     inner = block[len(DATA_OPEN): -len(DATA_CLOSE)]
     assert "<" not in inner and ">" not in inner
     assert json.loads(inner)["transcript"] == evil
+
+
+def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
+    from speechannotator.agents.backends.openai_backend import OpenAIBackend
+    from speechannotator.config import load_config
+
+    cfg = load_config(overrides={"agents": {"backend": "openai"}, "labeler": {"url": "http://127.0.0.1:9/v1", "model": "m"}})
+    backend = OpenAIBackend.from_config(cfg)
+    assert backend.reviewer is backend.labeler and backend.labeler.url == "http://127.0.0.1:9/v1"
+    gpu = OpenAIBackend.from_config(load_config(overrides={"preset": "gpu"}))
+    assert gpu.audio_enabled and gpu.reviewer is not gpu.labeler and gpu.reviewer.url.endswith(":8001/v1")

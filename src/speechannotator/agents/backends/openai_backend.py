@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ...config import EndpointConfig
+from ...config import Config, EndpointConfig
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from . import prompts
@@ -110,6 +110,11 @@ class OpenAIBackend:
         self.audio_enabled = accepts_audio(labeler)
         self.fallback = fallback  # used for compose texts the endpoint could not produce
 
+    @classmethod
+    def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
+        """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
+        return cls(config.labeler, config.reviewer, fallback=fallback)
+
     # ---- the bounded attempt loop shared by label, review and compose ----------------------
 
     def _run(
@@ -193,7 +198,6 @@ class OpenAIBackend:
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
-        self.stats.add(label_calls=1)
         self.stats.note_segment(task.segment.key)
         out: dict[str, Prediction] = {}
         fields = []
@@ -204,6 +208,7 @@ class OpenAIBackend:
                 out[f] = self._failed(task, f, f"{f!r} is not a labeled field")
         if not fields:
             return out
+        self.stats.add(label_calls=1)
         has_context = bool(task.context)
         opts = self.options
 
