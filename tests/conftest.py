@@ -18,7 +18,7 @@ def llama_server():
     gguf = smollm2_gguf()
     # One thread: on shared, oversubscribed cores llama.cpp's OpenMP workers spin-wait on each
     # other; measured 38 tok/s with 1 thread vs 2.7 tok/s with 2 under load 5 on 2 cores.
-    server = LlamaServer(gguf, n_ctx=4096, n_threads=1)
+    server = LlamaServer(gguf, n_ctx=8192, n_threads=1)  # SmolLM2 was trained on 8k
     server.start()
     yield server
     server.stop()

@@ -15,7 +15,7 @@ import base64
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ...config import Config, EndpointConfig
@@ -85,6 +85,14 @@ def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evid
         names = admitted or names
     base = ["transcript"] + (["audio"] if audio else []) + (["context"] if context else [])
     return base + [n for n in names if n not in base]
+
+
+_OVERFLOW_MARKERS = ("context size", "context length", "context window", "maximum context", "too many tokens")
+
+
+def _context_overflow(error: str) -> bool:
+    e = (error or "").lower()
+    return any(m in e for m in _OVERFLOW_MARKERS)
 
 
 class OpenAIBackend:
@@ -197,6 +205,17 @@ class OpenAIBackend:
     # ---- label ---------------------------------------------------------------------------
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
+        """Label task.fields in one call; when the endpoint's context window cannot hold the
+        request, split the fields in halves (each half carries less contract text) and retry."""
+        out = self._label_once(task)
+        overflow = [f for f, p in out.items() if p.status == "failed" and _context_overflow(p.error)]
+        if len(overflow) > 1 and len(overflow) == len(out):
+            half = len(overflow) // 2
+            for part in (overflow[:half], overflow[half:]):
+                out.update(self.label(replace(task, fields=part)))
+        return out
+
+    def _label_once(self, task: LabelTask) -> dict[str, Prediction]:
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         self.stats.note_segment(task.segment.key)
         out: dict[str, Prediction] = {}

@@ -80,22 +80,40 @@ def _segment_json(seg: Segment) -> dict[str, Any]:
     }
 
 
-def evidence_json(evidence: dict[str, Evidence]) -> list[dict[str, Any]]:
-    out = []
+def _compact(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.3g}")
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value
+
+
+def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
+    """{name: value} with the unit and a reliability below 1 folded into one short string.
+
+    Compact on purpose: a segment carries 60-80 evidence items, and the verbose
+    list-of-objects form alone was ~1,500 tokens of an 8k-token prompt.
+    """
+    out: dict[str, Any] = {}
     for name in sorted(evidence):
         ev = evidence[name]
-        value = round(ev.value, 4) if isinstance(ev.value, float) else ev.value
-        item: dict[str, Any] = {"name": name, "value": value}
-        if ev.unit:
-            item["unit"] = ev.unit
-        if ev.reliability < 1.0:
-            item["reliability"] = round(ev.reliability, 2)
-        out.append(item)
+        value = _compact(ev.value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (ev.unit or ev.reliability < 1.0):
+            text = f"{value}"
+            if ev.unit and ev.unit not in ("ratio", "count", "prob", "score"):
+                text += f" {ev.unit}"
+            if ev.reliability < 1.0:
+                text += f" (reliability {ev.reliability:.2f})"
+            value = text
+        out[name] = value
     return out
 
 
 def _contract_json(c: Contract) -> dict[str, Any]:
-    out: dict[str, Any] = {"objective": c.objective, "value_format": c.value_format}
+    """Routing only: the objective and value format are already in the field lines."""
+    out: dict[str, Any] = {}
     # The priority list is usually the admissible list in order: say it once.
     if c.priority and set(c.admissible_evidence) <= set(c.priority):
         out["evidence_by_priority"] = c.priority
@@ -103,16 +121,19 @@ def _contract_json(c: Contract) -> dict[str, Any]:
         out["admissible_evidence"] = c.admissible_evidence
         if c.priority:
             out["priority"] = c.priority
-    out["context_scope"] = c.context_scope
+    out["context"] = c.context_scope
     out["conflict_rule"] = c.conflict_rule
     return out
 
 
 def _citable_text(fields: list[str], cited: dict[str, list[str]]) -> str:
-    """Citable names grouped by identical lists (most fields share one)."""
+    """Citable names grouped by identical lists (most fields share one); long lists are
+    described rather than spelled out (the JSON schema enforces them anyway)."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for f in fields:
         groups.setdefault(tuple(cited[f]), []).append(f)
+    if sum(len(names) for names in groups) > 40:
+        return "the names of the evidence items in the data block, or transcript, audio, context"
     if len(groups) == 1:
         return json.dumps(list(next(iter(groups))), ensure_ascii=False)
     return "; ".join(f"{', '.join(fs)}: {json.dumps(list(names), ensure_ascii=False)}" for names, fs in groups.items())
@@ -144,7 +165,7 @@ def label_messages(
     payload: dict[str, Any] = {
         "segment": _segment_json(segment),
         "evidence": evidence_json(evidence),
-        "context": context,
+        "context": _compact(context),
         "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
     }
     requests = {f: revision_requests[f] for f in fields if revision_requests.get(f)}
