@@ -40,6 +40,12 @@ class DiarizationConfig(_Section):
     max_speakers: int = 8
     window_s: float = 1.5
     hop_s: float = 0.75
+    # Average-linkage stop: cosine similarity between speaker groups (see frontend/clustering.py).
+    threshold: float = 0.6
+    # Windows clustered directly; the rest join their nearest speaker centroid (bounded memory).
+    max_points: int = Field(default=1500, ge=50)
+    min_turn_s: float = 0.8  # shorter label runs inside a speech region are absorbed
+    overlap: bool = True  # detect short overlaps at speaker changes (overlapping turns)
 
 
 class AsrConfig(_Section):
@@ -54,7 +60,26 @@ class AsrConfig(_Section):
     chunk_s: float = 28.0
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 120.0
+    max_retries: int = Field(default=2, ge=0)
     cpu_threads: int = 0
+    # Code-switching in chunk mode: spans with a split language id are decoded per segment,
+    # segments in the wrong script are re-identified and re-decoded.
+    code_switch: bool = True
+    mixed_span_probability: float = 0.15
+    # Hallucination filter (Whisper's statistics per decoded piece).
+    no_speech_threshold: float = 0.6
+    logprob_threshold: float = -1.0
+    compression_ratio_threshold: float = 2.4
+    hallucination_logprob: float = -1.5
+    # Stage 5: deterministic normalization, or an LLM/omni model at an OpenAI-compatible endpoint
+    # (refine_url / refine_model; unset: the labeler's endpoint) falling back to normalization.
+    refine: Literal["normalize", "llm"] = "normalize"
+    refine_url: str | None = None
+    refine_model: str | None = None
+    refine_max_change: float = Field(default=0.35, ge=0.0, le=1.0)  # max char edit ratio accepted
+    refine_batch: int = Field(default=12, ge=1)
 
 
 class EndpointConfig(_Section):
