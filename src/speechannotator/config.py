@@ -127,7 +127,8 @@ class Config(_Section):
 
 GPU_PRESET: dict = {
     "preset": "gpu",
-    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5},
+    # Qwen3-Omni (the labeler endpoint) refines transcripts, as in the paper.
+    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5, "refine": "llm"},
     "diarization": {"backend": "pyannote", "pyannote_path": "models/pyannote-speaker-diarization-community-1"},
     "agents": {"backend": "openai"},
     "labeler": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": True},

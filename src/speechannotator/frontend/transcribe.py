@@ -142,7 +142,13 @@ def _script_mismatch(text: str, language: str) -> bool:
     return cjk > 0
 
 
-def _uncertain(words: list) -> bool:
+def _suspect(seg: Segment) -> bool:
+    """Decoded words that do not look like this segment's speech in the span's language:
+    unusually uncertain, or far too few for its duration (Whisper skips speech it cannot
+    fit to the forced language)."""
+    words = seg.words
+    if len(words) < 0.6 * seg.duration:
+        return True
     return len(words) >= 3 and float(np.mean([w.probability for w in words])) < 0.45
 
 
@@ -174,7 +180,7 @@ class _Transcriber:
                 self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
         if len(group) > 1 and self.cfg.code_switch and not self.cfg.language:
             for s in group:
-                if s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _uncertain(s.words)):
+                if s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
                     self.redecode_if_other_language(s, lang)
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:

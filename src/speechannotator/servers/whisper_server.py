@@ -19,7 +19,7 @@ import json
 import sys
 import threading
 from email.parser import BytesParser
-from email.policy import HTTPConnection
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -35,7 +35,7 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, list]:
     """Form fields of a multipart/form-data body: name -> list of str (fields) or bytes (files)."""
     if "multipart/form-data" not in (content_type or ""):
         raise BadRequest("expected multipart/form-data")
-    msg = BytesParser(policy=HTTPConnection).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
     if not msg.is_multipart():
         raise BadRequest("malformed multipart body")
     fields: dict[str, list] = {}
