@@ -165,14 +165,62 @@ def summarize(rows: list[dict]) -> dict:
     return {"pooled": pooled, "by_condition": by_noise, "recordings": rows}
 
 
+def long_run(out_dir: Path, hours: float, config=None) -> dict:
+    """Peak memory and RTF of the timeline stages on one long recording (4 speakers throughout),
+    built by chaining conversations; scored like the others."""
+    import resource
+
+    import soundfile as sf
+
+    from speechannotator.audio import load_audio
+    from speechannotator.config import Config
+    from speechannotator.frontend.timeline import recover_timeline
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"long_{hours:g}h.flac"
+    ref: list[tuple] = []
+    t0, seed = 0.0, 0
+    with sf.SoundFile(path, "w", SR, 1, subtype="PCM_16") as f:  # written piecewise: never all in memory
+        while t0 < hours * 3600:
+            conv = build_conversation(4, 20, seed, overlap_prob=0.2)
+            f.write(conv.samples)
+            ref += [(t0 + u.start, t0 + u.end, u.speaker, u.text) for u in conv.utterances]
+            t0 += conv.duration
+            seed += 1
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    audio = load_audio(path)
+    rss_audio = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t = time.perf_counter()
+    res = recover_timeline(audio.samples, audio.sample_rate, config or Config())
+    elapsed = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    hyp = [(s.start, s.end, s.speaker, s.text) for s in res.segments]
+    sc = text_scores(ref, hyp, "long")
+    der_err, der_len = der(ref, hyp, audio.duration)
+    return {
+        "duration_s": round(audio.duration, 1), "peak_rss_mb": round(peak), "rss_after_load_mb": round(rss_audio),
+        "rss_before_load_mb": round(rss_before), "audio_mb": round(audio.samples.nbytes / 2**20), "rtf": round(elapsed / audio.duration, 3),
+        "speakers_true": 4, "speakers_found": res.num_speakers, "timings": res.timings,
+        **{k: round(_rate(asdict(c)), 2) for k, c in sc.items()}, "der": round(100 * der_err / max(der_len, 1e-9), 2),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/timeline_bench"))
     ap.add_argument("--quick", action="store_true", help="2 recordings per speaker count instead of 4")
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--json", type=Path, help="write all results here")
+    ap.add_argument("--long", type=float, metavar="HOURS", help="instead: one long recording of HOURS (peak memory, RTF)")
     args = ap.parse_args()
     from speechannotator.config import load_config
+
+    if args.long:
+        result = long_run(args.out, args.long, load_config(args.config) if args.config else None)
+        print(json.dumps(result, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return
 
     summary = run(args.out, args.quick, load_config(args.config) if args.config else None)
     print(json.dumps({"pooled": summary["pooled"], "by_condition": summary["by_condition"]}, indent=1))
