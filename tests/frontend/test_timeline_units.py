@@ -185,3 +185,15 @@ def test_long_turn_is_split_at_pauses():
     for s in segs[1:]:  # every cut falls inside a pause: silent around the cut
         i = int(s.start * SR) // frame
         assert energy[i - 1: i + 2].max() < 0.05 * loud, (s.start, gaps)
+
+
+def test_blockwise_vad_matches_whole_file_vad():
+    from speechannotator.frontend.vad import detect_speech
+
+    clips = librivox()
+    x = join(clips[0], clips[1], clips[2], clips[1], gap=0.8)
+    whole = detect_speech(x, SR)
+    blocks = detect_speech(x, SR, block_s=4.0)  # several block edges fall inside speech
+    assert len(whole) == len(blocks)
+    for a, b in zip(whole, blocks):
+        assert abs(a.start - b.start) < 0.1 and abs(a.end - b.end) < 0.1, (a, b)
