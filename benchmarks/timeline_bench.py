@@ -103,25 +103,29 @@ def der(ref: list[tuple], hyp: list[tuple], duration: float, frame: float = 0.01
     return err, float(nr.sum()) * frame
 
 
-# (num_speakers, seed, noise, snr): clean, pink noise at 12 dB and music at 15 dB
-def cases(quick: bool) -> list[tuple[int, int, str | None, float]]:
+# (num_speakers, seed, noise, snr): clean, pink noise at 12 dB and music at 15 dB;
+# `hard`: pink noise at 5 dB and music at 8 dB instead.
+def cases(quick: bool, hard: bool = False) -> list[tuple[int, int, str | None, float]]:
     out = []
     for k in (2, 3, 4):
+        if hard:
+            out += [(k, 10 + k, "pink", 5.0), (k, 20 + k, "music", 8.0)]
+            continue
         for seed in range(2 if quick else 4):
             noise = [None, None, "pink", "music"][seed % 4]
             out.append((k, seed, noise, 12.0 if noise == "pink" else 15.0))
     return out
 
 
-def run(out_dir: Path, quick: bool = False, config=None) -> dict:
+def run(out_dir: Path, quick: bool = False, config=None, hard: bool = False) -> dict:
     from speechannotator.audio import load_audio
     from speechannotator.config import Config
     from speechannotator.frontend.timeline import recover_timeline
 
     cfg = config or Config()
     rows = []
-    for k, seed, noise, snr in cases(quick):
-        name = f"conv{k}_s{seed}_{noise or 'clean'}"
+    for k, seed, noise, snr in cases(quick, hard):
+        name = f"conv{k}_s{seed}_{noise or 'clean'}{f'_{snr:g}dB' if noise else ''}"
         conv = build_conversation(k, 4 * k + 4, seed, overlap_prob=0.2)
         path = materialize(conv, out_dir, name, noise=noise, snr_db=snr, seed=seed)
         audio = load_audio(path)
@@ -209,6 +213,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/timeline_bench"))
     ap.add_argument("--quick", action="store_true", help="2 recordings per speaker count instead of 4")
+    ap.add_argument("--hard", action="store_true", help="noisy set: pink noise at 5 dB and music at 8 dB SNR")
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--json", type=Path, help="write all results here")
     ap.add_argument("--long", type=float, metavar="HOURS", help="instead: one long recording of HOURS (peak memory, RTF)")
@@ -222,7 +227,7 @@ def main() -> None:
             args.json.write_text(json.dumps(result, indent=1))
         return
 
-    summary = run(args.out, args.quick, load_config(args.config) if args.config else None)
+    summary = run(args.out, args.quick, load_config(args.config) if args.config else None, args.hard)
     print(json.dumps({"pooled": summary["pooled"], "by_condition": summary["by_condition"]}, indent=1))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))

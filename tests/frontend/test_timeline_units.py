@@ -197,3 +197,10 @@ def test_blockwise_vad_matches_whole_file_vad():
     assert len(whole) == len(blocks)
     for a, b in zip(whole, blocks):
         assert abs(a.start - b.start) < 0.1 and abs(a.end - b.end) < 0.1, (a, b)
+
+
+def test_asr_model_folder_must_hold_a_ctranslate2_model(tmp_path):
+    from speechannotator.frontend.asr_whisper import AsrModelError, whisper_model
+
+    with pytest.raises(AsrModelError, match="not a faster-whisper .* no model.bin"):
+        whisper_model(Config(asr={"model": str(tmp_path)}).asr)
