@@ -162,3 +162,14 @@ def test_wav_bytes_round_trip():
     y, sr = sf.read(io.BytesIO(wav_bytes(x)), dtype="float32")
     assert sr == SR and np.abs(x - y).max() < 1e-3
     assert isinstance(Decoded("en", 1.0), Decoded)
+
+
+def test_code_switching_through_the_endpoint(server):
+    r = librivox()
+    es = speak("Buenos días, hoy vamos a hablar del tiempo y de la ciudad.", "es", pitch=60)
+    parts = [r[1], es, r[4]]
+    x = join(*parts, gap=0.6)
+    segs = _segments(parts, 0.6, ["A", "B", "A"])
+    transcribe(x, SR, segs, AsrConfig(backend="openai", url=server))
+    assert [s.language for s in segs] == ["en", "es", "en"], [(s.language, s.text) for s in segs]
+    assert "buenos" in segs[1].text.lower()

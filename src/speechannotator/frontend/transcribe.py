@@ -185,7 +185,16 @@ class _Transcriber:
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
         own = self.backend.detect(self.clip(seg.start, seg.end))
-        if own is None or own.language == span_language or own.probability < 0.5:
+        if own is None:
+            # The backend identifies language only while decoding: decode the segment alone
+            # and keep that result when it comes back in another language.
+            dec = self.backend.decode(self.clip(seg.start, seg.end), None)
+            if dec.language and dec.language != span_language:
+                self.stats.redecoded_segments += 1
+                buckets = _words_to_segments(dec, seg.start, [seg], self.cfg, self.stats)
+                _fill(seg, buckets[seg.key], seg.start, dec.language, dec.language_probability)
+            return
+        if own.language == span_language or own.probability < 0.5:
             return
         self.stats.redecoded_segments += 1
         self.decode_group([seg], own)
