@@ -45,7 +45,10 @@ class DiarizationConfig(_Section):
     # Windows clustered directly; the rest join their nearest speaker centroid (bounded memory).
     max_points: int = Field(default=1500, ge=50)
     min_turn_s: float = 0.8  # shorter label runs inside a speech region are absorbed
-    overlap: bool = True  # detect short overlaps at speaker changes (overlapping turns)
+    # Mark overlaps at speaker changes from a dip in d-vector similarity (overlapping turns).
+    # Off by default: on the benchmark it could not tell overlaps from quick handoffs (see
+    # frontend/overlap.py); change boundaries are refined either way. pyannote marks real overlaps.
+    overlap: bool = False
 
 
 class AsrConfig(_Section):

@@ -5,6 +5,13 @@ smear the change over a second. Short windows (0.6 s, 0.1 s hop) around the chan
 scored against both speakers' centroids: the boundary moves to where the preference flips,
 and a stretch where the audio matches both speakers about equally well (longer than a clean
 change produces) is an overlap: both turns then cover it and are marked `overlap`.
+
+Measured on benchmark conversations (8 recordings, no collar): the boundary refinement lowers
+DER from 9.9 % to 8.8 %. The overlap marking (a dip in the best similarity around the
+flip) helps little where turns overlap (9.02 -> 8.79 %) and hurts on quick handoffs without
+overlap (5.93 -> 6.60 %, 10 false overlaps): 1.6 s-trained d-vectors of 0.6 s windows do
+not separate overlapped speech from a clean change. It is therefore opt-in
+(`DiarizationConfig.overlap`).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ _REACH = 1.2  # seconds searched on either side of the coarse change
 
 
 def refine_changes(samples: np.ndarray, sr: int, turns: list[Turn], centroids: dict[str, np.ndarray], *,
-                   detect_overlap: bool = True, tie: float = 0.06, min_overlap: float = 0.25) -> list[Turn]:
+                   detect_overlap: bool = True, dip: float = 0.06, min_overlap: float = 0.2) -> list[Turn]:
     """Adjust boundaries between contiguous turns of different speakers (one region's turns)."""
     pairs = [i for i in range(len(turns) - 1)
              if turns[i].speaker != turns[i + 1].speaker and abs(turns[i + 1].start - turns[i].end) < 1e-6]
@@ -49,13 +56,17 @@ def refine_changes(samples: np.ndarray, sr: int, turns: list[Turn], centroids: d
             continue  # no clear flip: keep the coarse boundary
         j = flips[np.argmin(np.abs(g[flips] - a.end))]
         cut = float((g[j] + g[j + 1]) / 2)
+        # Overlapped speech matches neither voice as well as clean speech does: a dip in the
+        # best similarity around the flip, wider than the window's own straddle of a clean change.
+        best = np.maximum(v @ centroids[a.speaker], v @ centroids[b.speaker])
+        floor = float(np.percentile(best, 75)) - dip
         lo_j, hi_j = j, j + 1
-        while lo_j > 0 and abs(d[lo_j - 1]) < tie:
+        while lo_j > 0 and best[lo_j - 1] < floor:
             lo_j -= 1
-        while hi_j < len(g) - 1 and abs(d[hi_j + 1]) < tie:
+        while hi_j < len(g) - 1 and best[hi_j + 1] < floor:
             hi_j += 1
-        start_ov, end_ov = float(g[lo_j]), float(g[hi_j])
-        if detect_overlap and end_ov - start_ov >= min_overlap and start_ov > a.start and end_ov < b.end:
+        start_ov, end_ov = float(g[lo_j]) + _WIN / 4, float(g[hi_j]) - _WIN / 4
+        if detect_overlap and end_ov - start_ov >= min_overlap and start_ov > a.start and end_ov < b.end and start_ov < cut < end_ov:
             a.end, b.start = round(end_ov, 3), round(start_ov, 3)
             a.overlap = b.overlap = True
         elif a.start < cut < b.end:
