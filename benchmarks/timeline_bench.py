@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recordings import SR, build_conversation, materialize  # noqa: E402
+from timeline_recordings import SR, build_conversation, materialize  # noqa: E402
 
 COLLAR_TCP = 5.0
 COLLAR_DER = 0.25

@@ -16,7 +16,7 @@ from synth import SR
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from recordings import build_conversation, materialize, reference_seglst  # noqa: E402
+from timeline_recordings import build_conversation, materialize, reference_seglst  # noqa: E402
 
 
 @pytest.fixture(scope="module")
