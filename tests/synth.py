@@ -41,3 +41,16 @@ def join(*parts: np.ndarray, gap: float = 0.6) -> np.ndarray:
     for p in parts:
         out += [0.3 * p / (np.abs(p).max() + 1e-9), silence(gap)]
     return np.concatenate(out)
+
+
+def mandarin_clip() -> tuple[np.ndarray, str]:
+    """A real 4 s Mandarin recording (FunASR's example clip, shipped in the fasr wheel) and its transcript."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("fasr")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("fasr (test audio) is not installed: run scripts/setup.sh")
+    path = Path(list(spec.submodule_search_locations)[0]) / "asset" / "example" / "asr_example.wav"
+    x, sr = sf.read(path, dtype="float32")
+    assert sr == SR
+    return x, "甚至出现交易几乎停滞的情况"

@@ -146,3 +146,24 @@ def test_rerun_after_interrupted_run_completes_without_duplicates(tmp_path):
     data = json.loads((out / "dialogue.json").read_text())
     assert len(data) == n_seg == n_rec and dup == 0
     validate_records(data)
+
+
+def test_chinese_speech_gets_simplified_text_and_chinese_labels(tmp_path):
+    from synth import mandarin_clip
+
+    x, truth = mandarin_clip()
+    sf.write(tmp_path / "zh.wav", join(x), SR)
+    res = CliRunner().invoke(main, ["annotate", str(tmp_path / "zh.wav"), "-o", str(tmp_path / "o"), "-q"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "o" / "zh.json").read_text())
+    validate_records(data)
+    text = "".join(d["text"] for d in data)
+    assert all(d["language"] == "zh" for d in data)
+    import jiwer
+
+    hyp = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
+    assert jiwer.cer(truth, hyp) <= 0.2, hyp
+    rec = data[0]
+    assert rec["gender"] in ("男声", "女声") and rec["age"] in ("儿童", "少年", "青年", "中年", "老年")
+    assert rec["speaker_name"].startswith("说话人") and rec["paralinguistic"]
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in rec["caption"])

@@ -9,8 +9,10 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .agents.cli import explain
 from .audio import find_audio_files
 from .config import load_config
+from .evaluation.cli import bench_group, eval_group
 
 
 def _fail(path: Path | str, cause: str) -> None:
@@ -119,24 +121,10 @@ def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers
     sys.exit(1 if failures else 0)
 
 
-def _register_optional() -> None:
-    """Subcommands that live with their subsystems."""
-    try:
-        from .evaluation.cli import bench_group, eval_group
-
-        main.add_command(eval_group)
-        main.add_command(bench_group)
-    except ImportError:
-        pass
-    try:
-        from .agents.cli import explain
-
-        main.add_command(explain)
-    except ImportError:
-        pass
-
-
-_register_optional()
+# Subcommands that live with their subsystems.
+main.add_command(eval_group)
+main.add_command(bench_group)
+main.add_command(explain)
 
 if __name__ == "__main__":
     main()

@@ -19,6 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .priors.settings import PriorsSettings
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -105,18 +107,13 @@ class AgentsConfig(_Section):
     priors: bool = True
 
 
-class PriorsConfig(_Section):
-    enhance: bool = True
-    enhancer: str = "deepfilternet"
-
-
 class Config(_Section):
     preset: Literal["cpu", "gpu"] = "cpu"
     labels: Literal["auto", "zh", "en"] = "auto"
     vad: VadConfig = VadConfig()
     diarization: DiarizationConfig = DiarizationConfig()
     asr: AsrConfig = AsrConfig()
-    priors: PriorsConfig = PriorsConfig()
+    priors: PriorsSettings = PriorsSettings()
     agents: AgentsConfig = AgentsConfig()
     labeler: EndpointConfig = EndpointConfig()
     reviewer: EndpointConfig = EndpointConfig()

@@ -63,6 +63,26 @@ def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
     os.replace(tmp, path)  # readers never see a half-written file
 
 
+class _Clock:
+    """Times consecutive sub-stages into a timings dict."""
+
+    def __init__(self, timings: dict[str, float], notify: Callable[[str], None] | None = None):
+        self.timings, self.notify = timings, notify
+        self.name: str | None = None
+        self.t = 0.0
+
+    def __call__(self, name: str) -> None:
+        self.stop()
+        if self.notify:
+            self.notify(name)
+        self.name, self.t = name, time.perf_counter()
+
+    def stop(self) -> None:
+        if self.name is not None:
+            self.timings[self.name] = time.perf_counter() - self.t
+            self.name = None
+
+
 class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
@@ -86,7 +106,7 @@ class Annotator:
 
     # -- stages ------------------------------------------------------------------------
 
-    def _timeline(self, rec: str, audio: Audio, timeline: Path | None, on_stage: Callable[[str], None]) -> None:
+    def _timeline(self, rec: str, audio: Audio, timeline: Path | None, on_stage: Callable[[str], None], timings: dict[str, float]) -> None:
         """Stages 3-6: a reference timeline (fixed-timeline setting) or recovery from the audio."""
         cfg = self.config
         info: dict = {}
@@ -103,23 +123,28 @@ class Annotator:
 
             result = recover_timeline(audio.samples, audio.sample_rate, cfg, on_stage)
             segments = result.segments
+            timings.update(result.timings)  # vad, diarize, transcribe, refine
             info.update(result.info, timings=result.timings)
         with self.store.transaction() as c:
             self.store.write_segments(c, rec, segments)
             self.store.mark_stage(c, rec, "timeline", info)
 
-    def _priors(self, rec: str, audio: Audio) -> None:
+    def _priors(self, rec: str, audio: Audio, timings: dict[str, float]) -> None:
         from .priors import extract_priors
 
         segments = self.store.segments(rec)
         evidence = []
         if self.config.agents.priors and segments:
             enhanced = None
+            clock = _Clock(timings)
             if self.config.priors.enhance:
                 from .frontend.enhance import enhance
 
+                clock("enhance")
                 enhanced = enhance(audio, self.config)
+            clock("extract_priors")
             evidence = extract_priors(audio, segments, enhanced=enhanced, config=self.config)
+            clock.stop()
         with self.store.transaction() as c:
             self.store.write_evidence(c, rec, evidence)
             self.store.mark_stage(c, rec, "priors", {"count": len(evidence), "ablated": not self.config.agents.priors})
@@ -167,8 +192,8 @@ class Annotator:
                 return result
             lang = None
             steps: list[tuple[str, Callable[[], None]]] = [
-                ("timeline", lambda: self._timeline(rec, audio, timeline_path, notify)),
-                ("priors", lambda: self._priors(rec, audio)),
+                ("timeline", lambda: self._timeline(rec, audio, timeline_path, notify, result.timings)),
+                ("priors", lambda: self._priors(rec, audio, result.timings)),
                 ("plan", lambda: agents.plan(self.store, rec, self.config, lang)),
                 ("label", lambda: agents.label(self.store, rec, self.backend, self.config, audio)),
                 ("review", lambda: agents.review(self.store, rec, self.backend, self.config, audio)),

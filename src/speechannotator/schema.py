@@ -153,9 +153,18 @@ def canonical_closed(field: str, value: object) -> str | None:
         return "none"
     if key in table:
         return table[key]
-    # Tolerate decorated values such as "男声（较确定）" or "female voice".
-    hits = {canon for alias, canon in table.items() if len(alias) >= 2 and alias in key}
-    return hits.pop() if len(hits) == 1 else None
+    # Tolerate decorated values such as "男声（较确定）" or "female voice": Latin aliases must
+    # match whole words (so "female" is not also read as "male"), CJK ones any substring;
+    # the longest alias found wins.
+    words = re.findall(r"[a-z]+", unicodedata.normalize("NFKC", str(value)).lower())
+    phrases = {"".join(words[i: i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+    hits = sorted(
+        ((len(alias), canon) for alias, canon in table.items()
+         if len(alias) >= 2 and (alias in phrases if alias.isascii() else alias in key)),
+        reverse=True,
+    )
+    best = {canon for n, canon in hits if n == hits[0][0]} if hits else set()
+    return best.pop() if len(best) == 1 else None
 
 
 def closed_value(field: str, canon: str, lang: LabelLanguage) -> str:

@@ -11,11 +11,14 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
+from ..schema import LABELED_FIELDS
 from .backends.rules_evidence import admits
 
+AGGREGATOR = "planning.aggregate"  # extractor name of the planner's speaker aggregates
 SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")
 HISTORY = "context.history"  # Evidence name of a speaker history (key "speaker:<label>")
 NEIGHBOURS = 1  # turns on each side
+SPEAKER_TRAITS = ("gender", "age", "accent")
 
 # Self-identification that reveals a role ("我是记者", "I'm the host"); the role must be in
 # the lexicon so that a transcript cannot inject an arbitrary name.
@@ -102,8 +105,9 @@ def speaker_aggregates(segments: list[Segment], evidence: dict[str, dict[str, Ev
             acc[1] += w
     out = []
     for (spk, name), (num, den) in sums.items():
-        if den > 0 and name not in evidence.get(speaker_key(spk), {}):
-            out.append(Evidence(speaker_key(spk), name, round(num / den, 4), extractor="planning.aggregate"))
+        have = evidence.get(speaker_key(spk), {}).get(name)
+        if den > 0 and (have is None or have.extractor == AGGREGATOR):  # ours are recomputed on a rerun
+            out.append(Evidence(speaker_key(spk), name, round(num / den, 4), extractor=AGGREGATOR))
     return out
 
 
@@ -132,7 +136,7 @@ def _turn(s: Segment, me: Segment, evidence: dict[str, dict[str, Evidence]], wit
     if with_arousal and "emotion.arousal" in ev and isinstance(ev["emotion.arousal"].value, (int, float)):
         item["arousal"] = float(ev["emotion.arousal"].value)
     if preds is not None:
-        item["predictions"] = {f: p.value for (k, f), p in preds.items() if k == s.key}
+        item["predictions"] = {f: preds[(s.key, f)].value for f in LABELED_FIELDS if (s.key, f) in preds}
     return item
 
 
@@ -150,9 +154,11 @@ def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Se
         if preds is not None:
             dur = {s.key: s.duration for s in segments if s.speaker == seg.speaker}
             hp: dict[str, list] = defaultdict(list)
-            for (k, f), p in preds.items():
-                if k in dur and k != seg.key:
-                    hp[f].append({"key": k, "value": p.value, "confidence": p.confidence, "duration": dur[k]})
+            for k in dur:  # speaker traits are what cross-segment consistency is checked on
+                for f in SPEAKER_TRAITS:
+                    p = preds.get((k, f))
+                    if p is not None and k != seg.key:
+                        hp[f].append({"key": k, "value": p.value, "confidence": p.confidence, "duration": dur[k]})
             hist["predictions"] = dict(hp)
         ctx["speaker_history"] = hist
     if "neighbours" in scopes:

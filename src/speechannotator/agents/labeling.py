@@ -49,7 +49,10 @@ def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str],
 
 
 def wants_audio(backend: Backend) -> bool:
-    return bool(getattr(backend, "wants_audio", False))
+    """Whether to send segment audio: ``wants_audio`` when the backend declares it, else the
+    openai backend's ``audio_enabled`` (its endpoint takes audio)."""
+    flag = getattr(backend, "wants_audio", None)
+    return bool(getattr(backend, "audio_enabled", False) if flag is None else flag)
 
 
 def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:

@@ -106,7 +106,7 @@ def _adapt(field: str, route: Route, ev: dict[str, Evidence]) -> tuple[list[str]
     if field in ("pitch", "texture") and ((num("pitch.voiced_ratio") or 1.0) < 0.2 or
                                          (ev.get("pitch.median_hz") and ev["pitch.median_hz"].reliability < 0.4)):
         rule += "; local F0 is unreliable on this segment (few voiced frames): lower confidence"
-    if field == "gender" and (p := num("gender.p_male")) is not None and 0.3 < p < 0.7:
+    if field == "gender" and (p := num("gender.p_male")) is not None and 0.25 < p < 0.75:
         priority = ["speaker.gender.p_male"] + [x for x in priority if x != "speaker.gender.p_male"]
         rule += "; the local classifier is undecided here: the speaker's history comes first"
     if field in ("environment", "background_sound") and not any(n.startswith(("scene.", "snr.")) for n in ev):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -26,10 +27,12 @@ def whisper_model(cfg: AsrConfig):
     path = cfg.model or str(whisper_base_dir())
     if not (Path(path) / "model.bin").exists():
         raise AsrModelError(f"asr.model {path!r} is not a faster-whisper (CTranslate2) model folder: no model.bin")
-    key = (path, cfg.device, cfg.compute_type, cfg.cpu_threads)
+    # CTranslate2's default of 4 OpenMP threads oversubscribes small machines; use the cores we have.
+    threads = cfg.cpu_threads or min(4, len(os.sched_getaffinity(0)))
+    key = (path, cfg.device, cfg.compute_type, threads)
     with _LOCK:
         if key not in _MODELS:
-            _MODELS[key] = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=cfg.cpu_threads)
+            _MODELS[key] = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=threads)
         return _MODELS[key]
 
 

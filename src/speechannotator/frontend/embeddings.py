@@ -20,9 +20,22 @@ def encoder():
     global _ENCODER
     with _LOCK:
         if _ENCODER is None:
-            import torch
-            from resemblyzer import VoiceEncoder
+            import warnings
 
+<<<<<<< HEAD
+=======
+            import torch
+
+            with warnings.catch_warnings():
+                # resemblyzer imports webrtcvad, which imports the deprecated pkg_resources.
+                warnings.simplefilter("ignore")
+                from resemblyzer import VoiceEncoder
+
+            # One intra-op thread: the small LSTM gains nothing from more, and with two
+            # threads on a busy 2-core machine it ran 5-10x slower (spin-waiting) in
+            # measurement; the other core stays free for Whisper and the priors.
+            torch.set_num_threads(1)
+>>>>>>> main
             _ENCODER = VoiceEncoder("cpu", verbose=False)
         return _ENCODER
 
@@ -66,6 +79,8 @@ def embed_windows(
     Mel frames are computed per region (memory stays proportional to one region).
     """
     import torch
+
+    enc = encoder()  # imports resemblyzer quietly first
     from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
 
     hop = max(1, int(round(hop_s / _FRAME_S)))
@@ -100,6 +115,14 @@ def embed_windows(
     flush()
     if not out:
         return WindowEmbeddings(np.zeros(0), np.zeros(0), np.zeros((0, 256), np.float32), np.zeros(0, int))
+<<<<<<< HEAD
+=======
+    out = []
+    with torch.inference_mode():
+        for b in range(0, len(mels), batch):
+            x = torch.from_numpy(np.stack(mels[b: b + batch]).astype(np.float32))
+            out.append(enc(x).numpy())
+>>>>>>> main
     return WindowEmbeddings(np.array(starts), np.array(ends), np.concatenate(out), np.array(owner))
 
 

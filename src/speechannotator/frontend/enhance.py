@@ -81,6 +81,10 @@ class DeepFilterNet:
         """Enhance a 16 kHz waveform; output has the same length and alignment."""
         import soxr
 
+        # DeepFilterNet's running normalisation needs about a second to settle; prime it with
+        # the time-reversed first second (same spectrum) and drop that output.
+        prime = np.ascontiguousarray(samples[: min(len(samples), SAMPLE_RATE)][::-1], dtype=np.float32)
+        samples = np.concatenate([prime, np.asarray(samples, np.float32)])
         n = len(samples)
         up = soxr.ResampleStream(SAMPLE_RATE, DF_SR, 1, dtype="float32", quality="HQ")
         down = soxr.ResampleStream(DF_SR, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
@@ -108,13 +112,13 @@ class DeepFilterNet:
         y = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         if len(y) < n:
             y = np.concatenate([y, np.zeros(n - len(y), np.float32)])
-        return np.clip(y[:n], -1.0, 1.0).astype(np.float32)
+        return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
 def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
 
-    ``config`` is a Config, its PriorsConfig/PriorsSettings section, or None. With
+    ``config`` is a Config, its PriorsSettings section, or None. With
     enhancement switched off, or when the model cannot load, the original samples are
     returned (a copy) after one logged warning.
     """

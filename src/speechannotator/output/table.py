@@ -11,13 +11,17 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+_NO_LINE_START = set("，。、；：！？）」』》”’…,.;:!?)")
+
+
 def _wrap(text: str, width: int) -> list[str]:
     """Wrap at spaces for spaced scripts and anywhere for CJK, by display width."""
     lines, line, w = [], "", 0
     for token in text.replace("\n", " ").split(" ") if " " in text else list(text):
         sep = " " if (" " in text and line) else ""
         tw = _width(sep + token)
-        if w + tw > width and line:
+        # Never start a line with closing punctuation (CJK line-breaking rule).
+        if w + tw > width and line and token not in _NO_LINE_START:
             lines.append(line)
             line, w = token, _width(token)
         else:

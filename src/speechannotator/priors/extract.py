@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Iterable
 
@@ -28,6 +29,7 @@ from speechannotator.records import Evidence, Segment, speaker_key
 log = logging.getLogger(__name__)
 
 
+@lru_cache(maxsize=None)
 def _ver(pkg: str) -> str:
     try:
         return version(pkg)
@@ -199,6 +201,10 @@ def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[S
         rv = scene.reverb_proxy(orig)
         if rv is not None:
             ev["scene.reverb"] = rv
+        tonal = max(float(ev.get("scene.music_prob", 0.0)), float(ev.get("scene.singing_prob", 0.0)))
+        if tonal >= scene.MUSIC_MIN and scene.residual_is_speech(orig, enh):
+            ev["scene.music_prob"] = ev["scene.singing_prob"] = 0.0  # the "music" was background talkers
+            ev["scene.noise_type"] = "babble"
         ev["scene.background"] = scene.background(ev)
         rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
         for k, v in ev.items():

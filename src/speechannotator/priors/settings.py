@@ -1,7 +1,7 @@
 """Settings of the prior-evidence stage (stage 2 enhance, stage 7 priors).
 
-``PriorsSettings`` is a superset of ``config.PriorsConfig`` (same first two fields), so the
-lead can replace ``PriorsConfig`` by it. Until then ``settings_from_config`` reads whatever
+``Config.priors`` is a ``PriorsSettings``;
+``settings_from_config`` also accepts a bare section or whatever
 ``config.priors`` holds and fills the rest with defaults.
 """
 
@@ -24,9 +24,9 @@ class PriorsSettings(BaseModel):
     enhancer_atten_lim_db: float = 100.0
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
-    # recording duration (0.03 s per audio second = RTF 0.03 at most).
+    # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
     dnsmos: bool = True
-    dnsmos_rtf_budget: float = Field(default=0.03, ge=0.0)
+    dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
     dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
     # Model slots (local paths; skipped with one logged message when absent).
     emotion2vec_path: str | None = None

@@ -11,11 +11,12 @@ __all__ = ["Backend", "ComposeTask", "LabelTask", "ReviewTask", "make_backend"]
 def make_backend(config: Config) -> Backend:
     if config.agents.backend == "openai":
         from .openai_backend import OpenAIBackend
+        from .rules import RulesBackend
 
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
-        reviewer = config.reviewer if config.reviewer.url and config.reviewer.model else None
-        return OpenAIBackend(config.labeler, reviewer)
+        # The rules backend composes caption / contextual inference when a compose call fails.
+        return OpenAIBackend.from_config(config, fallback=RulesBackend())
     from .rules import RulesBackend
 
     return RulesBackend()

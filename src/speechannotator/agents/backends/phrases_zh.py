@@ -63,7 +63,7 @@ PARA = {"laughter": "笑声", "breath": "呼吸声", "sigh": "叹气", "pause": 
 PARA_TAGS = {"laughter": "<笑声>", "sigh": "<叹气>", "breath": "<呼吸>", "pause": "<停顿>"}
 PARA_PARSE = (("笑", "laughter"), ("叹气", "sigh"), ("呼吸", "breath"), ("喘", "breath"), ("停顿", "pause"))
 
-BACKGROUND = {"music": "持续的背景音乐", "singing": "背景歌声", "stationary": "持续的背景噪声",
+BACKGROUND = {"faint": "轻微的背景噪声", "music": "持续的背景音乐", "singing": "背景歌声", "stationary": "持续的背景噪声",
               "babble": "嘈杂的人声", "impulsive": "间歇的杂音", "noise": "明显的背景噪声", "music_noise": "背景音乐与噪声"}
 BACKGROUND_PARSE = (("音乐", "music"), ("歌", "singing"), ("人声", "babble"), ("噪", "noise"), ("杂音", "noise"),
                     ("引擎", "noise"), ("轰鸣", "noise"), ("掌声", "noise"), ("雨", "noise"), ("风", "noise"))

@@ -40,6 +40,10 @@ MUSIC_PROB: float = 0.5
 LAUGHTER_PROB: float = 0.5
 BREATH_PROB: float = 0.6
 REVERB_HIGH: float = 0.6
+REVERB_MIN_RELIABILITY: float = 0.5
+# Noise that is audible but this far below the speech is "faint", without naming a source.
+SNR_FAINT_DB: float = 20.0
+DNSMOS_BAK_FAINT: float = 2.5
 # A pause inside the transcript worth a <停顿>/<pause> tag (seconds between words).
 TAG_PAUSE_S: float = 0.5
 
@@ -87,3 +91,6 @@ except ImportError:  # pragma: no cover - depends on which branches are merged
 
 def semitones(hz: float, ref_hz: float) -> float:
     return 12.0 * math.log2(hz / ref_hz) if hz > 0 and ref_hz > 0 else 0.0
+
+# Minimum reliability of scene.noise_type before its source ("babble") is named.
+NOISE_TYPE_MIN_RELIABILITY = 0.75

@@ -112,7 +112,7 @@ def resolve_gender(v: FieldView) -> tuple[str | None, float, str]:
     g, p = speaker_gender(v.num, v.text)
     sp = v.num("speaker.gender.p_male", cite=False)
     sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1.0 - sp))
-    if g is not None and p >= 0.7:
+    if g is not None and p >= 0.75:
         return g, p, "local"
     if sg is not None and sprob >= 0.7:
         v.num("speaker.gender.p_male")  # cite it

@@ -55,10 +55,11 @@ def _gender_local(v: FieldView) -> tuple[str | None, float]:
 
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     g, p = _gender_local(v)
-    sp = v.num("speaker.gender.p_male")
+    sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
     sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
     lang = P.LANG
-    if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.7):
+    if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.75):
+        v.num("speaker.gender.p_male")
         why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
         return Outcome(closed_value("gender", sg, lang), round(min(0.85, sprob), 2), "ok", why)
     if g is not None:
@@ -75,6 +76,11 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         if canon and canon != "none":
             return Outcome(closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok",
                            f"age model band {band}")
+    years = v.num("age.years")
+    if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
+        canon = ("child" if years < 13 else "teenager" if years < 18 else "young adult" if years < 36
+                 else "middle-aged" if years < 60 else "elderly")
+        return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
     g, _ = _gender_local(v)
@@ -157,15 +163,18 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     elif a0 <= -0.8:
         lid = "sad" if v0 <= -0.3 else "calm"
     else:
-        lid = "happy" if v0 >= 0.4 else "sad" if v0 <= -0.4 else "neutral"
+        lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 else "neutral"
     conf = 0.55 if a is not None else 0.4
+    if abs(a0) < 0.4 and lid in ("happy", "sad"):  # the words alone carry it: weak, low confidence
+        return Outcome(P.emotion(lid, 1 if abs(v0) < 0.7 else 2), 0.35, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
         support = _neighbour_support(v)
         if lid == "neutral" and abs(a0) < 0.4 and support is not None and support >= 1.2:
             return Outcome(P.emotion("tense", 1), 0.4, "ok", why + f"; same-speaker neighbours aroused ({support:.2f})")
         return Outcome(P.emotion(lid, 2 if abs(a0) < 0.5 else 1), conf, "ok", why)
-    return Outcome(P.emotion(lid, _intensity(max(abs(a0) / 2.5, abs(v0)))), conf, "ok", why)
+    # transcript valence is a weaker intensity cue than prosody (lexicon scores run high)
+    return Outcome(P.emotion(lid, _intensity(max(abs(a0) / 2.5, 0.6 * abs(v0)))), conf, "ok", why)
 
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
@@ -189,7 +198,8 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db"):
+    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db",
+                 "events.music", "events.singing"):
         x = v.num(name)
         if x is not None:
             f[name] = x
@@ -197,12 +207,17 @@ def scene_facts(v: FieldView) -> dict:
         x = v.text(name)
         if x is not None:
             f[name] = x.lower()
+    # The noise-type heuristic confuses low rumble with babble (priors README: reliability
+    # 0.6); name a source only when its extractor trusts it, else say "noise".
+    if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < cal.NOISE_TYPE_MIN_RELIABILITY:
+        f["scene.noise_type"] = "noise"
     return f
 
 
 def background_kind(f: dict) -> str | None:
-    music = f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
-    singing = f.get("scene.singing_prob", 0) >= cal.MUSIC_PROB
+    music = (f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
+             or f.get("events.music", 0) >= cal.MUSIC_PROB)  # events.*: a plugged-in sound event tagger
+    singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.MUSIC_PROB
     noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.DNSMOS_BAK_NOISY
              or f.get("snr.db", 99) < cal.SNR_NOISY_DB)
     ntype = f.get("scene.noise_type", "")
@@ -213,6 +228,8 @@ def background_kind(f: dict) -> str | None:
     if music:
         return "music"
     if noisy:
+        if f.get("snr.db", 0) >= cal.SNR_FAINT_DB and f.get("scene.dnsmos_bak", 5) >= cal.DNSMOS_BAK_FAINT:
+            return "faint"  # audible but far below the speech: do not name a source
         return ntype if ntype in ("stationary", "babble", "impulsive") else "noise"
     return None
 
@@ -231,10 +248,11 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     f = scene_facts(v)
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
-    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH:
+    # The reverberation proxy counts only where its extractor trusts it.
+    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH and v.reliability("scene.reverb") >= cal.REVERB_MIN_RELIABILITY:
         return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
     kind = background_kind(f)
-    if kind == "babble":
+    if kind == "babble" and f.get("snr.db", 99) < cal.SNR_NOISY_DB:
         return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
     if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
         return Outcome(P.ENVIRONMENT["noisy"], 0.45, "ok", "loud steady noise")

@@ -57,7 +57,7 @@ def transcript_rate(seg: Segment) -> float | None:
         span = max(0.2, ws[-1].end - ws[0].start)
         span -= sum(g for g in internal_gaps(seg) if g >= 0.3)
         return units / max(0.2, span)
-    return units / seg.duration
+    return units / (0.85 * seg.duration)  # segment bounds carry some padding around the speech
 
 
 def mean_word_probability(seg: Segment) -> float | None:

@@ -70,8 +70,8 @@ def dialogue() -> tuple[list[Segment], list[Evidence]]:
     evs += ev("seg_00001", gender__p_male=0.08, gender__label="female", pitch__median_hz=262.0,
               pitch__std_semitones=4.2, pitch__final_slope_semitones=2.5, rate__units_per_s=4.4,
               emotion__arousal=0.2, scene__music_prob=0.02, scene__dnsmos_bak=3.9, snr__db=30.0)
-    evs += male("seg_00002", gender__p_male=0.30, gender__label="female", pitch__median_hz=132.0)
+    evs += male("seg_00002", gender__p_male=0.20, gender__label="female", pitch__median_hz=132.0)
     evs += male("seg_00003", rate__units_per_s=3.2, pause__count=1, pause__longest_s=0.9, pause__ratio=0.2,
-                events__long_pause=1, emotion__arousal=-0.3)
+                events__long_pause=1, emotion__arousal=-0.9)
     evs += male("seg_00004")
     return segs, evs

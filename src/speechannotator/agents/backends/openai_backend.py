@@ -1,0 +1,347 @@
+"""The `openai` backend: the agents' reasoning on any OpenAI-compatible endpoint.
+
+A labeler endpoint (e.g. Qwen3-Omni behind vLLM, which hears the segment audio) labels; a
+reviewer endpoint (any text model; the labeler when none is configured) reviews and composes.
+One chat call per segment and task, asking only for the task's fields. Every answer is
+schema-constrained, validated per field, repaired where that is safe, and retried a bounded
+number of times for the fields still missing; what cannot be obtained becomes a failed
+prediction (label), an accepted-with-reason verdict (review) or a fallback text (compose).
+No fault of the endpoint raises out of this class.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ...config import Config, EndpointConfig
+from ...records import Contract, Evidence, Prediction, Verdict
+from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
+from . import prompts
+from .base import Backend, ComposeTask, LabelTask, ReviewTask
+from .json_schemas import (
+    AnswerError,
+    compose_schema,
+    extract_json_object,
+    label_schema,
+    parse_compose_answer,
+    parse_label_answer,
+    parse_review_answer,
+    review_schema,
+)
+from .llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
+
+log = logging.getLogger(__name__)
+
+# Model names that take audio input when EndpointConfig.audio is None.
+_AUDIO_MODEL = re.compile(
+    r"omni|audio|voxtral|ultravox|gemma-?3n|phi-?4-?multimodal|minicpm-?o|salmonn|step-?audio|kimi-?audio", re.I
+)
+_MAX_NEGOTIATIONS = 4  # format downgrades (2) + audio drop (1) + slack; never loops
+
+
+def accepts_audio(endpoint: EndpointConfig) -> bool:
+    if endpoint.audio is not None:
+        return endpoint.audio
+    return bool(endpoint.model and _AUDIO_MODEL.search(endpoint.model))
+
+
+@dataclass
+class OpenAIOptions:
+    """Output bounds and retry pacing (EndpointConfig holds the endpoint itself)."""
+
+    max_value_chars: int = 240  # open-field value length in the schema
+    max_cited: int = 4  # evidence names one field may cite
+    max_reason_chars: int = 240  # review reason / request length
+    max_compose_chars: int = 600  # caption / contextual inference length
+    retry_backoff_s: float = 0.5  # first pause after a fault; doubles, capped at 8 s
+    retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
+
+
+def _admits(name: str, admissible: list[str]) -> bool:
+    bare = name[len("speaker."):] if name.startswith("speaker.") else name
+    for a in admissible:
+        a = a.strip()
+        if not a:
+            continue
+        for n in (name, bare):
+            if n == a or (a.endswith(".") and n.startswith(a)) or n.startswith(a + "."):
+                return True
+    return False
+
+
+def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool, context: bool) -> list[str]:
+    """Evidence names a field may cite: its contract's admitted evidence plus the raw inputs."""
+    names = sorted(evidence)
+    contract = contracts.get(field)
+    if contract is not None and contract.admissible_evidence:
+        admitted = [n for n in names if _admits(n, contract.admissible_evidence)]
+        # A contract written in other terms than the evidence names: the task's evidence is
+        # already admitted by the agent, so keep all of it rather than none.
+        names = admitted or names
+    base = ["transcript"] + (["audio"] if audio else []) + (["context"] if context else [])
+    return base + [n for n in names if n not in base]
+
+
+class OpenAIBackend:
+    """Backend protocol implementation for OpenAI-compatible endpoints."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        labeler: EndpointConfig,
+        reviewer: EndpointConfig | None = None,
+        *,
+        options: OpenAIOptions | None = None,
+        fallback: Backend | None = None,
+    ) -> None:
+        self.options = options or OpenAIOptions()
+        self.stats = BackendStats()
+        self.labeler = ChatClient(labeler, role="labeler", stats=self.stats)
+        if reviewer is None or not reviewer.url:
+            self.reviewer = self.labeler
+        else:
+            self.reviewer = ChatClient(reviewer, role="reviewer", stats=self.stats)
+        self.audio_enabled = accepts_audio(labeler)
+        self.fallback = fallback  # used for compose texts the endpoint could not produce
+
+    @classmethod
+    def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
+        """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
+        return cls(config.labeler, config.reviewer, fallback=fallback)
+
+    # ---- the bounded attempt loop shared by label, review and compose ----------------------
+
+    def _run(
+        self,
+        client: ChatClient,
+        keys: list[str],
+        *,
+        schema_name: str,
+        build: Callable[[list[str], bool, bool], tuple[str, str, dict[str, Any]]],
+        parse: Callable[[dict[str, Any], list[str], bool], tuple[dict[str, Any], dict[str, str], int]],
+        max_tokens: Callable[[int], int],
+        audio_wav: bytes | None = None,
+    ) -> tuple[dict[str, Any], dict[str, str], bool]:
+        """Ask until every key is answered or the retry budget is spent.
+
+        ``build(remaining, with_audio, schema_in_prompt)`` gives (system, user, schema);
+        ``parse(obj, remaining, with_audio)`` gives (good, {key: error}, repairs).
+        Returns (good, {key: last error} for the keys given up, whether audio was used).
+        """
+        remaining, good = list(keys), {}
+        errors: dict[str, str] = {}
+        attempt = negotiations = 0
+        used_audio = False
+        raise_temperature = False
+        b64 = base64.b64encode(audio_wav).decode("ascii") if audio_wav else None
+        max_retries = max(0, client.endpoint.max_retries)
+        while remaining:
+            with_audio = b64 is not None and self.audio_enabled and client is self.labeler
+            system, user, schema = build(remaining, with_audio, client.format_mode != "json_schema")
+            temperature = max(client.endpoint.temperature, self.options.retry_temperature) if raise_temperature else None
+            try:
+                text = client.chat(
+                    system, user, schema, schema_name=schema_name, audio_wav_b64=b64 if with_audio else None,
+                    temperature=temperature, max_tokens=max_tokens(len(remaining)),
+                )
+                obj = extract_json_object(text)
+            except (AudioRejected, FormatRejected) as exc:
+                negotiations += 1
+                if isinstance(exc, AudioRejected):
+                    self._disable_audio(str(exc))
+                if negotiations <= _MAX_NEGOTIATIONS:
+                    continue  # a capability fallback, not a retry
+                errors = {k: f"{exc.kind}: {exc}" for k in remaining}
+                break
+            except CallError as exc:
+                errors = {k: f"{exc.kind}: {exc}" for k in remaining}
+                if not exc.retryable or attempt >= max_retries:
+                    break
+                attempt += 1
+                self.stats.add(retries=1)
+                time.sleep(min(8.0, self.options.retry_backoff_s * 2 ** (attempt - 1)))
+                raise_temperature = exc.kind == "invalid"
+                continue
+            except AnswerError as exc:
+                errors = {k: f"invalid answer: {exc}" for k in remaining}
+                if attempt >= max_retries:
+                    break
+                attempt, raise_temperature = attempt + 1, True
+                self.stats.add(retries=1)
+                continue
+            used_audio = used_audio or with_audio
+            ok, bad, repairs = parse(obj, remaining, with_audio)
+            good.update(ok)
+            self.stats.add(repairs=repairs)
+            errors = {k: f"invalid answer: {v}" for k, v in bad.items()}
+            remaining = [k for k in remaining if k in bad]
+            if remaining:
+                if attempt >= max_retries:
+                    break
+                attempt, raise_temperature = attempt + 1, True
+                self.stats.add(retries=1)
+        return good, {k: errors.get(k, "no answer") for k in remaining}, used_audio
+
+    def _disable_audio(self, reason: str) -> None:
+        if self.audio_enabled:
+            self.audio_enabled = False
+            self.stats.audio_fallback = reason
+            log.warning("labeler rejected audio input (%s): text evidence only for the rest of the run", reason)
+
+    # ---- label ---------------------------------------------------------------------------
+
+    def label(self, task: LabelTask) -> dict[str, Prediction]:
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        self.stats.note_segment(task.segment.key)
+        out: dict[str, Prediction] = {}
+        fields = []
+        for f in dict.fromkeys(task.fields):
+            if f in LABELED_FIELDS:
+                fields.append(f)
+            else:
+                out[f] = self._failed(task, f, f"{f!r} is not a labeled field")
+        if not fields:
+            return out
+        self.stats.add(label_calls=1)
+        has_context = bool(task.context)
+        opts = self.options
+
+        def cited_for(keys: list[str], with_audio: bool) -> dict[str, list[str]]:
+            return {f: citable(f, task.contracts, task.evidence, audio=with_audio, context=has_context) for f in keys}
+
+        def build(keys: list[str], with_audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
+            cited = cited_for(keys, with_audio)
+            schema = label_schema(keys, lang, cited, opts.max_value_chars, opts.max_cited)
+            system, user = prompts.label_messages(
+                segment=task.segment, fields=keys, contracts=task.contracts, evidence=task.evidence,
+                context=task.context, lang=lang, revision_requests=task.revision_requests, cited=cited,
+                with_audio=with_audio, schema_in_prompt=schema if schema_in_prompt else None,
+            )
+            return system, user, schema
+
+        def parse(obj: dict[str, Any], keys: list[str], with_audio: bool):
+            good, bad = parse_label_answer(obj, keys, lang, cited_for(keys, with_audio))
+            return good, bad, sum(1 for g in good.values() if g.repaired)
+
+        good, failed, used_audio = self._run(
+            self.labeler, fields, schema_name="segment_labels", build=build, parse=parse,
+            max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars), audio_wav=task.audio_wav,
+        )
+        inputs = "audio, transcript, evidence" if used_audio else "transcript, evidence"
+        for f in fields:
+            if f in good:
+                g = good[f]
+                out[f] = Prediction(
+                    key=task.segment.key, field=f, value=g.value, confidence=round(g.confidence, 4),
+                    evidence=g.evidence, round=task.round, backend=self.name,
+                    status="abstain" if g.abstain else "ok",
+                    rationale=f"{self.labeler.model} from {inputs}",
+                )
+            else:
+                out[f] = self._failed(task, f, failed.get(f, "no answer"))
+        n_failed = sum(1 for p in out.values() if p.status == "failed")
+        if n_failed:
+            self.stats.add(failures=1, failed_fields=n_failed)
+        return out
+
+    def _failed(self, task: LabelTask, field: str, error: str) -> Prediction:
+        return Prediction(
+            key=task.segment.key, field=field, value=None, confidence=0.0, evidence=[], round=task.round,
+            backend=self.name, status="failed", error=error[:500],
+        )
+
+    # ---- review --------------------------------------------------------------------------
+
+    def review(self, task: ReviewTask) -> dict[str, Verdict]:
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        self.stats.note_segment(task.segment.key)
+        key, rnd = task.segment.key, task.round
+        verdicts: dict[str, Verdict] = {}
+        to_review = {}
+        for f, p in task.predictions.items():
+            if p.status == "failed":  # nothing to judge: ask for the label again
+                verdicts[f] = Verdict(key, f, rnd, accepted=False, reason=f"labeling failed: {p.error}",
+                                      request=f"label {f} again; the previous attempt failed")
+            else:
+                to_review[f] = p
+        if not to_review:
+            return verdicts
+        self.stats.add(review_calls=1)
+        fields = list(to_review)
+        opts = self.options
+
+        def build(keys: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
+            schema = review_schema(keys, opts.max_reason_chars)
+            system, user = prompts.review_messages(
+                segment=task.segment, predictions={k: to_review[k] for k in keys}, contracts=task.contracts,
+                evidence=task.evidence, context=task.context, lang=lang,
+                schema_in_prompt=schema if schema_in_prompt else None,
+            )
+            return system, user, schema
+
+        def parse(obj: dict[str, Any], keys: list[str], _audio: bool):
+            good, bad = parse_review_answer(obj, keys)
+            return good, bad, 0
+
+        good, failed, _ = self._run(
+            self.reviewer, fields, schema_name="segment_review", build=build, parse=parse,
+            max_tokens=lambda n: 128 + n * (48 + 4 * opts.max_reason_chars),
+        )
+        for f in fields:
+            if f in good:
+                r = good[f]
+                if r.decision == "accept":
+                    verdicts[f] = Verdict(key, f, rnd, accepted=True, reason=r.reason)
+                else:
+                    request = r.request or r.reason or f"re-examine {f} against its admitted evidence"
+                    verdicts[f] = Verdict(key, f, rnd, accepted=False, reason=r.reason, request=request)
+            else:
+                # Accept so the review loop terminates; the reason keeps the failure on record.
+                verdicts[f] = Verdict(key, f, rnd, accepted=True, reason=f"review unavailable: {failed[f]}"[:500])
+        if failed:
+            self.stats.add(failures=1, review_unavailable=len(failed))
+            log.warning("review of %s unavailable for %s", key, ", ".join(failed))
+        return verdicts
+
+    # ---- compose -------------------------------------------------------------------------
+
+    def compose(self, task: ComposeTask) -> dict[str, str]:
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        self.stats.add(compose_calls=1)
+        self.stats.note_segment(task.segment.key)
+        keys = list(COMPOSED_FIELDS)
+        opts = self.options
+
+        def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
+            schema = compose_schema(ks, opts.max_compose_chars)
+            system, user = prompts.compose_messages(
+                segment=task.segment, values=task.values, evidence=task.evidence, context=task.context,
+                lang=lang, schema_in_prompt=schema if schema_in_prompt else None,
+            )
+            return system, user, schema
+
+        def parse(obj: dict[str, Any], ks: list[str], _audio: bool):
+            good, bad = parse_compose_answer(obj, ks)
+            return good, bad, 0
+
+        good, failed, _ = self._run(
+            self.reviewer, keys, schema_name="segment_compose", build=build, parse=parse,
+            max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
+        )
+        out = {k: good.get(k, "") for k in keys}
+        if failed:
+            self.stats.add(failures=1, failed_fields=len(failed))
+            log.warning("compose of %s failed for %s: %s", task.segment.key, ", ".join(failed), "; ".join(failed.values()))
+            if self.fallback is not None:
+                try:
+                    backup = self.fallback.compose(task)
+                    out.update({k: backup.get(k, "") for k in failed})
+                except Exception as exc:  # the fallback is another backend: never let it crash us either
+                    log.warning("fallback compose failed: %s", exc)
+        return out

@@ -1,0 +1,152 @@
+"""The bounded review loop on constructed conflicts."""
+
+import pytest
+from agents_helpers import REC, config, dialogue, make_store
+
+from speechannotator import agents
+from speechannotator.agents.backends import phrases_zh
+from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents.backends.rules_calibration import pitch_class
+from speechannotator.output.finalize import finalize
+
+# Round-0 mistakes of the kind the paper names: a background sound copied from nowhere, an
+# emotion that contradicts prosody (seg 3 has arousal -0.9). Seg 2's classifier misleads gender.
+CORRUPT = {("seg_00004", "background_sound"): "持续的引擎轰鸣", ("seg_00003", "emotion"): "兴奋（极强）"}
+
+
+class CorruptingBackend(RulesBackend):
+    """Rules backend whose first pass contains given errors (or, stubborn, every pass)."""
+
+    def __init__(self, corrupt=CORRUPT, stubborn=False):
+        self.corrupt, self.stubborn, self.calls = corrupt, stubborn, []
+
+    def label(self, task):
+        self.calls.append((task.segment.key, tuple(task.fields), task.round))
+        out = super().label(task)
+        if task.round == 0 or self.stubborn:
+            for f, p in out.items():
+                if (task.segment.key, f) in self.corrupt:
+                    p.value = self.corrupt[(task.segment.key, f)]
+        return out
+
+
+def _run(tmp_path, backend, **agent_cfg):
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(**agent_cfg)
+    agents.plan(store, REC, cfg, "zh")
+    agents.label(store, REC, backend, cfg, None)
+    agents.review(store, REC, backend, cfg, None)
+    return store, cfg
+
+
+def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
+    backend = CorruptingBackend()
+    store, _ = _run(tmp_path, backend)
+    trails = store.predictions(REC, all_rounds=True)
+    verdicts = store.verdicts(REC)
+    flagged = {kf for kf, vs in verdicts.items() if not vs[0].accepted}
+    assert flagged == {("seg_00004", "background_sound"), ("seg_00003", "emotion"),
+                       ("seg_00002", "gender"), ("seg_00002", "pitch")}
+    for kf, trail in trails.items():
+        if kf in flagged:
+            assert [p.round for p in trail] == [0, 1]
+            assert verdicts[kf][-1].accepted and verdicts[kf][-1].round == 1
+        else:  # accepted in round 0: no later prediction rows, one verdict
+            assert [p.round for p in trail] == [0] and len(verdicts[kf]) == 1
+    latest = store.predictions(REC)
+    assert latest[("seg_00004", "background_sound")].value == "无"
+    assert latest[("seg_00003", "emotion")].value.startswith("冷静")
+    assert latest[("seg_00002", "gender")].value == "男声"  # gender drift within speaker A fixed
+    # the relabeled pitch is judged against the male norm (132 Hz), no longer against the female one
+    assert latest[("seg_00002", "pitch")].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "male")])
+    assert trails[("seg_00002", "pitch")][0].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "female")])
+    # the relabel only asked for the flagged fields, with the request
+    relabels = [c for c in backend.calls if c[2] == 1]
+    assert sorted(relabels) == [("seg_00002", ("gender", "pitch"), 1), ("seg_00003", ("emotion",), 1),
+                                ("seg_00004", ("background_sound",), 1)]
+    assert "建议" in latest[("seg_00004", "background_sound")].rationale
+    info = store.stage_info(REC, "review")
+    assert info["flagged"] == [4, 0] and info["unresolved"] == 0
+
+
+def test_no_review_leaves_conflicts_in_the_output(tmp_path):
+    backend = CorruptingBackend()
+    store, cfg = _run(tmp_path, backend, review=False)
+    assert store.verdicts(REC) == {} and store.stage_info(REC, "review") == {"skipped": True}
+    assert {p.round for p in store.predictions(REC).values()} == {0}
+    recs = finalize(store, REC, backend, cfg, "zh")
+    assert recs[4].background_sound == "持续的引擎轰鸣" and recs[3].emotion == "兴奋（极强）"
+
+
+@pytest.mark.parametrize("budget", [0, 1, 3])
+def test_rounds_are_bounded(tmp_path, budget):
+    backend = CorruptingBackend(stubborn=True)  # never fixes the two corrupted fields
+    store, _ = _run(tmp_path, backend, review_rounds=budget)
+    rounds = {p.round for p in store.predictions(REC).values()}
+    assert max(rounds) == budget
+    vrounds = {v.round for vs in store.verdicts(REC).values() for v in vs}
+    assert vrounds == set(range(budget + 1))
+    info = store.stage_info(REC, "review")
+    # with no relabel budget the fixable gender drift also stays unresolved
+    assert info["unresolved"] == (4 if budget == 0 else 2) and len(info["flagged"]) == budget + 1
+
+
+def test_killed_round_leaves_nothing_and_resumes(tmp_path, monkeypatch):
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config()
+    backend = CorruptingBackend()
+    agents.plan(store, REC, cfg, "zh")
+    agents.label(store, REC, backend, cfg, None)
+    real = store.write_predictions
+
+    def boom(c, rec, items):
+        items = list(items)
+        real(c, rec, items[:1])  # part of the round is written inside the transaction ...
+        raise KeyboardInterrupt("killed")  # ... when the process dies
+
+    monkeypatch.setattr(store, "write_predictions", boom)
+    with pytest.raises(KeyboardInterrupt):
+        agents.review(store, REC, backend, cfg, None)
+    assert store.verdicts(REC) == {}
+    assert {p.round for p in store.predictions(REC).values()} == {0}
+    assert not store.stage_done(REC, "review")
+    monkeypatch.setattr(store, "write_predictions", real)
+    agents.review(store, REC, backend, cfg, None)
+    assert store.stage_done(REC, "review")
+    assert store.predictions(REC)[("seg_00004", "background_sound")].value == "无"
+
+
+def test_resume_after_a_completed_round_continues_from_the_next(tmp_path):
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config()
+    backend = CorruptingBackend()
+    agents.plan(store, REC, cfg, "zh")
+    agents.label(store, REC, backend, cfg, None)
+    real = store.write_verdicts
+    state = {"n": 0}
+
+    def die_in_round_1(c, rec, items):
+        state["n"] += 1
+        if state["n"] == 2:
+            raise KeyboardInterrupt("killed in round 1")
+        real(c, rec, items)
+
+    store.write_verdicts = die_in_round_1
+    with pytest.raises(KeyboardInterrupt):
+        agents.review(store, REC, backend, cfg, None)
+    assert {v.round for vs in store.verdicts(REC).values() for v in vs} == {0}
+    store.write_verdicts = real
+    backend.calls.clear()
+    agents.review(store, REC, backend, cfg, None)
+    assert backend.calls == []  # round 0's relabels were kept; round 1 only reviews
+    assert {v.round for vs in store.verdicts(REC).values() for v in vs} == {0, 1}
+
+
+def test_no_context_disables_cross_segment_checks(tmp_path):
+    store, _ = _run(tmp_path, CorruptingBackend(), context=False)
+    flagged = {kf for kf, vs in store.verdicts(REC).items() if not vs[0].accepted}
+    assert ("seg_00002", "gender") not in flagged  # no speaker history to drift from
+    assert ("seg_00004", "background_sound") in flagged  # evidence checks still run

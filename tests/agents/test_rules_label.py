@@ -1,0 +1,146 @@
+"""The rules backend labels from evidence: calibrated bins, abstention, routing, requests."""
+
+from agents_helpers import REC, config, ev, make_store, male, seg
+
+from speechannotator import agents
+from speechannotator.agents.backends import phrases_zh
+from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents.backends.rules_calibration import pitch_class, rate_class
+from speechannotator.agents.backends.rules_review import parse_level
+from speechannotator.agents.labeling import build_task
+from speechannotator.records import Evidence
+
+
+def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(**agent_cfg)
+    agents.plan(store, REC, cfg, lang)
+    agents.label(store, REC, RulesBackend(), cfg, None)
+    return store, store.predictions(REC)
+
+
+def test_high_pitch_female_and_low_pitch_male(tmp_path):
+    segs = [seg(0, 0, 2, "F", "今天天气真好。"), seg(1, 2.2, 4, "M", "是的。")]
+    evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=300.0, pitch__std_semitones=1.0,
+             pitch__final_slope_semitones=-2.0)
+    evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=80.0, pitch__std_semitones=1.0)
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00000", "gender")].value == "女声" and p[("seg_00001", "gender")].value == "男声"
+    high, low = p[("seg_00000", "pitch")].value, p[("seg_00001", "pitch")].value
+    assert pitch_class(300.0, "female") == 2 and high.startswith(phrases_zh.PITCH_LEVEL[2]) and "偏高" in high
+    assert "句尾略有下降" in high and "语调平稳" in high
+    assert "pitch.median_hz" in p[("seg_00000", "pitch")].evidence
+    assert pitch_class(80.0, "male") == -2 and low.startswith(phrases_zh.PITCH_LEVEL[-2]) and "偏低" in low
+    assert "低沉" in p[("seg_00001", "texture")].value
+
+
+def test_same_f0_reads_differently_per_gender(tmp_path):
+    segs = [seg(0, 0, 2, "F", "好的。"), seg(1, 2.2, 4, "M", "好的。")]
+    evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=150.0)
+    evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=150.0)
+    _, p = _label(tmp_path, segs, evs)
+    as_female = parse_level(p[("seg_00000", "pitch")].value, phrases_zh.PITCH_PARSE)
+    as_male = parse_level(p[("seg_00001", "pitch")].value, phrases_zh.PITCH_PARSE)
+    # the parser reads direction (偏低 / 偏高), not the exact class
+    assert as_female < 0 < as_male and pitch_class(150.0, "female") < 0 < pitch_class(150.0, "male")
+
+
+def test_rate_bins_per_language(tmp_path):
+    segs = [seg(0, 0, 2, "A", "我们马上出发吧。"), seg(1, 2.2, 4, "B", "We leave now.", language="en"),
+            seg(2, 4.2, 6, "C", "慢慢说。")]
+    evs = ev("seg_00000", rate__units_per_s=6.5) + ev("seg_00001", rate__units_per_s=6.5)
+    evs += ev("seg_00002", rate__units_per_s=2.0)
+    _, p = _label(tmp_path, segs, evs)
+    for key, rate, lang in (("seg_00000", 6.5, "zh"), ("seg_00001", 6.5, "en"), ("seg_00002", 2.0, "zh")):
+        c = rate_class(rate, lang)
+        assert p[(key, "speed")].value.startswith(phrases_zh.SPEED_LEVEL[c] + phrases_zh.SPEED_TAIL[c][:1])
+    assert rate_class(6.5, "zh") >= 1 and rate_class(2.0, "zh") == -2
+    assert "语速较快" in p[("seg_00000", "speed")].value or "语速很快" in p[("seg_00000", "speed")].value
+
+
+def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
+    segs = [seg(0, 0, 2, "A", "外面的音乐声好大。")]
+    _, p = _label(tmp_path, segs, ev("seg_00000", gender__p_male=0.9))
+    for f in ("background_sound", "environment"):
+        assert p[("seg_00000", f)].value == "无"
+        assert p[("seg_00000", f)].confidence <= 0.3 and p[("seg_00000", f)].status == "abstain"
+
+
+def test_scene_evidence_names_the_background(tmp_path):
+    segs = [seg(0, 0, 2, "A", "欢迎收听。"), seg(1, 2, 4, "A", "今天聊聊天。")]
+    evs = ev("seg_00000", scene__music_prob=0.1, events__music=0.8, scene__dnsmos_bak=3.8)
+    evs += ev("seg_00001", scene__noise_type="babble", scene__background="noise", scene__dnsmos_bak=2.0, snr__db=8.0)
+    segs.append(seg(2, 4, 6, "A", "街上人很多。"))  # faint babble far below the speech, untrusted reverb
+    evs += ev("seg_00002", scene__noise_type="babble", scene__background="noise", scene__dnsmos_bak=2.9, snr__db=23.0)
+    evs.append(Evidence("seg_00002", "scene.reverb", 1.0, extractor="test", reliability=0.4))
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00002", "background_sound")].value == "轻微的背景噪声"
+    assert p[("seg_00002", "environment")].value == "无"
+    assert p[("seg_00000", "background_sound")].value == "持续的背景音乐"
+    assert p[("seg_00001", "background_sound")].value == "嘈杂的人声"
+    assert p[("seg_00001", "environment")].value == "人声嘈杂的公共场所"
+
+
+def test_age_without_model_is_cautious(tmp_path):
+    segs = [seg(0, 0, 2, "A", "你好。"), seg(1, 2, 4, "B", "你好呀。")]
+    evs = ev("seg_00000", gender__p_male=0.95, pitch__median_hz=100.0)
+    evs += ev("seg_00001", gender__p_male=0.2, pitch__median_hz=330.0, age__band="child")
+    segs.append(seg(2, 4, 6, "C", "嗯。"))
+    evs += ev("seg_00002", gender__p_male=0.9, age__years=47.0)
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00002", "age")].value == "中年" and p[("seg_00002", "age")].evidence == ["age.years"]
+    a = p[("seg_00000", "age")]
+    assert a.value == "中年" and a.confidence <= 0.35 and a.status == "abstain"
+    assert p[("seg_00001", "age")].value == "儿童" and p[("seg_00001", "age")].status == "ok"
+
+
+def test_emotion_from_arousal_and_valence_and_model(tmp_path):
+    segs = [seg(i, 2 * i, 2 * i + 1.8, "A", "好。") for i in range(4)]
+    evs = ev("seg_00000", emotion__arousal=1.6, emotion__valence_text=-0.6)
+    evs += ev("seg_00001", emotion__arousal=-1.2, emotion__valence_text=-0.5)
+    evs += ev("seg_00002", emotion__arousal=0.1, emotion__valence_text=0.0)
+    evs += ev("seg_00003", emotion__model_label="happy", emotion__model_scores={"happy": 0.92, "neutral": 0.05})
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00000", "emotion")].value.startswith("愤怒（")
+    assert p[("seg_00001", "emotion")].value.startswith("悲伤（")
+    assert p[("seg_00002", "emotion")].value == "平静（中等）"
+    assert p[("seg_00003", "emotion")].value == "愉快（较强）"
+
+
+def test_english_labels_and_paralinguistics(tmp_path):
+    segs = [seg(0, 0, 3, "A", "Is that really true?", language="en")]
+    evs = male("seg_00000", events__laughter=0.85, pitch__final_slope_semitones=2.5)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "gender")].value == "male" and p[("seg_00000", "background_sound")].value == "none"
+    assert p[("seg_00000", "paralinguistic")].value == "laughter"
+    assert "rising at the end" in p[("seg_00000", "pitch")].value
+    assert p[("seg_00000", "tone")].value.endswith("questioning tone")
+    assert p[("seg_00000", "accent")].value == "standard American English"
+
+
+def test_no_priors_uses_transcript_only(tmp_path):
+    segs = [seg(0, 0, 1.0, "A", "我们马上出发去机场吧。")]  # 10 chars in ~1 s: very fast
+    _, p = _label(tmp_path, segs, male("seg_00000", rate__units_per_s=3.0), priors=False)
+    assert all(not x.evidence for x in p.values())  # nothing admitted, nothing cited
+    assert p[("seg_00000", "speed")].value.startswith("语速很快")  # from transcript timing, not the 3.0 prior
+    assert p[("seg_00000", "gender")].value == "无" and p[("seg_00000", "gender")].status == "abstain"
+
+
+def test_routing_keeps_field_evidence_apart(tmp_path):
+    segs = [seg(0, 0, 2, "A", "好的。")]
+    store, p = _label(tmp_path, segs, male("seg_00000"))
+    for f in ("background_sound", "environment"):
+        assert all(n.startswith(("scene.", "snr.", "events.")) for n in p[("seg_00000", f)].evidence)
+    assert all(n.startswith(("rate.", "pause.")) for n in p[("seg_00000", "speed")].evidence)
+
+
+def test_revision_request_suggestion_is_applied(tmp_path):
+    segs = [seg(0, 0, 2, "A", "好的。")]
+    store = make_store(tmp_path, segs, male("seg_00000"))
+    agents.plan(store, REC, config(), "zh")
+    task = build_task(segs[0], ["gender", "background_sound"], store.contracts(REC), segs, store.evidence(REC), "zh",
+                      requests={"gender": "与该说话人不一致。（建议：女声）", "background_sound": "无声学支持（建议：无）"},
+                      round=1)
+    out = RulesBackend().label(task)
+    assert out["gender"].value == "女声" and out["gender"].round == 1 and "建议" in out["gender"].rationale
+    assert out["background_sound"].value == "无"

@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+import scipy.signal as ss
+
+import corpus as C
+from speechannotator.audio import Audio
+from speechannotator.frontend.enhance import enhance
+from speechannotator.priors.settings import PriorsSettings
+
+
+def _audio(x):
+    return Audio(samples=x.astype(np.float32), sample_rate=16000, path="<t>", original_sample_rate=16000, original_channels=1)
+
+
+@pytest.fixture(scope="module")
+def clean(espeak_ok):
+    return C.espeak(C.TEXTS[2], "en-us+m3", 50)
+
+
+def test_enhance_aligns_and_denoises(clean):
+    rng = np.random.default_rng(0)
+    noisy = C.mix(clean, C.noise("white", len(clean), rng), 5)
+    ref = clean * (np.max(np.abs(noisy)) and 1.0)
+    y = enhance(_audio(noisy), PriorsSettings())
+    assert len(y) == len(noisy)
+    cc = ss.correlate(y, clean, mode="full", method="fft")
+    assert abs(int(np.argmax(cc)) - (len(clean) - 1)) <= 2  # the model delay is removed
+
+    def snr(est):
+        g = np.dot(est, ref) / np.dot(ref, ref)
+        return 10 * np.log10(np.sum((g * ref) ** 2) / np.sum((est - g * ref) ** 2))
+
+    assert snr(y) > snr(noisy) + 5
+
+
+def test_enhance_off_and_unknown_enhancer_return_original(clean, caplog):
+    a = _audio(clean)
+    assert np.array_equal(enhance(a, PriorsSettings(enhance=False)), clean)
+    assert np.array_equal(enhance(a, PriorsSettings(enhancer="nope")), clean)
+    assert "not supported" in caplog.text
+
+
+def test_background_none_noise_music(clean):
+    from speechannotator.priors import extract_priors
+
+    rng = np.random.default_rng(3)
+    clips = [
+        (clean, "A", C.TEXTS[2], "en"),
+        (C.mix(clean, C.noise("pink", len(clean), rng), 10), "A", C.TEXTS[2], "en"),
+        (C.mix(clean, C.music(len(clean), rng), 10), "A", C.TEXTS[2], "en"),
+    ]
+    audio, segs = C.recording(clips)
+    t = {(e.key, e.name): e.value for e in extract_priors(audio, segs)}
+    assert [t[(s.key, "scene.background")] for s in segs] == ["none", "noise", "music"]
+    assert t[(segs[1].key, "snr.db")] < t[(segs[0].key, "snr.db")] - 10
+    assert t[(segs[2].key, "scene.music_prob")] > 0.5
+
+
+def test_reverb_proxy_orders_rooms(clean):
+    import subprocess
+    import tempfile
+
+    import soundfile as sf
+
+    from speechannotator.priors.scene import reverb_proxy
+
+    with tempfile.TemporaryDirectory() as d:
+        sf.write(f"{d}/a.wav", clean, 16000)
+        subprocess.run(["sox", f"{d}/a.wav", f"{d}/b.wav", "reverb", "60", "50", "100"], check=True)
+        wet, _ = sf.read(f"{d}/b.wav", dtype="float32")
+    assert reverb_proxy(clean) < 0.2 < 0.6 < reverb_proxy(wet[:, 0] if wet.ndim > 1 else wet)
+
+
+def test_slots_absent_are_skipped(caplog, tmp_path):
+    from speechannotator.priors.slots import Slots
+
+    s = Slots(PriorsSettings(emotion2vec_path=str(tmp_path / "missing"), sound_event_path=None))
+    x = np.zeros(16000, np.float32)
+    assert s.emotion(x) is None and s.events(x) is None and s.age_gender(x) is None
+    assert "emotion2vec slot skipped" in caplog.text

@@ -1,0 +1,47 @@
+import pytest
+
+from speechannotator.schema import (
+    CLOSED_FIELDS, FIELDS, LABELED_FIELDS, OUTPUT_KEYS, canonical_closed, closed_value, normalize_text, validate_records,
+)
+
+
+@pytest.mark.parametrize(
+    "field,value,canon",
+    [
+        ("gender", "男", "male"), ("gender", "男声", "male"), ("gender", "M", "male"), ("gender", "Male.", "male"),
+        ("gender", "female voice", "female"), ("gender", "女声（较确定）", "female"), ("gender", " FEMALE ", "female"),
+        ("age", "中年", "middle-aged"), ("age", "Middle aged", "middle-aged"), ("age", "young adult voice", "young adult"),
+        ("age", "老年人", "elderly"), ("gender", "无", "none"), ("age", "N/A", "none"), ("gender", "", "none"),
+        ("gender", "robot", None), ("age", "male", None),
+    ],
+)
+def test_canonical_closed(field, value, canon):
+    assert canonical_closed(field, value) == canon
+
+
+def test_closed_value_round_trip():
+    for lang in ("zh", "en"):
+        for canon in ("male", "female"):
+            assert canonical_closed("gender", closed_value("gender", canon, lang)) == canon
+        for canon in ("child", "teenager", "young adult", "middle-aged", "elderly"):
+            assert canonical_closed("age", closed_value("age", canon, lang)) == canon
+
+
+def test_field_sets():
+    assert len(FIELDS) == 15 and set(CLOSED_FIELDS) <= set(FIELDS) and len(LABELED_FIELDS) == 13
+    assert OUTPUT_KEYS[:7] == ("speaker_id", "speaker_name", "text", "text_and_paralanguage", "start_time", "end_time", "language")
+    assert normalize_text("Ａ b，c!") == "abc"
+
+
+def test_validate_records_rejects_bad_order_and_keys():
+    rec = {k: "x" for k in OUTPUT_KEYS}
+    rec.update(speaker_id="spk_01", start_time=10, end_time=20)
+    validate_records([rec])
+    swapped = dict(reversed(list(rec.items())))
+    with pytest.raises(ValueError, match="keys"):
+        validate_records([swapped])
+    later = dict(rec, start_time=0, end_time=5)
+    with pytest.raises(ValueError, match="time order"):
+        validate_records([rec, later])
+    with pytest.raises(ValueError):
+        validate_records([dict(rec, end_time=5)])
