@@ -22,8 +22,6 @@ def encoder():
         if _ENCODER is None:
             import warnings
 
-<<<<<<< HEAD
-=======
             import torch
 
             with warnings.catch_warnings():
@@ -35,39 +33,17 @@ def encoder():
             # threads on a busy 2-core machine it ran 5-10x slower (spin-waiting) in
             # measurement; the other core stays free for Whisper and the priors.
             torch.set_num_threads(1)
->>>>>>> main
             _ENCODER = VoiceEncoder("cpu", verbose=False)
         return _ENCODER
 
 
 def _embed(mels: np.ndarray) -> np.ndarray:
-    """Encoder forward on one thread: the LSTM's small per-step matmuls gain little from a
-    second thread and lose 3x when the cores are shared (measured 0.67 s vs 2.2 s per 62
-    windows on a busy 2-core machine)."""
+    """Encoder forward of a batch of (160, 40) mel windows (one torch thread, see encoder())."""
     import torch
 
-    prev = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.inference_mode():
-            return encoder()(torch.from_numpy(mels.astype(np.float32, copy=False))).numpy()
-    finally:
-        torch.set_num_threads(prev)
-
-
-@dataclass
-class WindowEmbeddings:
-    starts: np.ndarray  # seconds, shape (n,)
-    ends: np.ndarray
-    vectors: np.ndarray  # (n, 256), unit norm
-    region_index: np.ndarray  # index of the speech region each window belongs to
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    @property
-    def centers(self) -> np.ndarray:
-        return (self.starts + self.ends) / 2
+    enc = encoder()
+    with torch.inference_mode():
+        return enc(torch.from_numpy(mels.astype(np.float32, copy=False))).numpy()
 
 
 def embed_windows(
@@ -78,9 +54,7 @@ def embed_windows(
     A region shorter than a window gets one zero-padded window, so every region is covered.
     Mel frames are computed per region (memory stays proportional to one region).
     """
-    import torch
-
-    enc = encoder()  # imports resemblyzer quietly first
+    encoder()  # imports resemblyzer quietly first
     from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
 
     hop = max(1, int(round(hop_s / _FRAME_S)))
@@ -115,21 +89,13 @@ def embed_windows(
     flush()
     if not out:
         return WindowEmbeddings(np.zeros(0), np.zeros(0), np.zeros((0, 256), np.float32), np.zeros(0, int))
-<<<<<<< HEAD
-=======
-    out = []
-    with torch.inference_mode():
-        for b in range(0, len(mels), batch):
-            x = torch.from_numpy(np.stack(mels[b: b + batch]).astype(np.float32))
-            out.append(enc(x).numpy())
->>>>>>> main
     return WindowEmbeddings(np.array(starts), np.array(ends), np.concatenate(out), np.array(owner))
 
 
 def embed_short(samples: np.ndarray, sample_rate: int, spans: list[tuple[float, float]], frames: int = 60) -> np.ndarray:
     """One embedding per (start, end) span from its first `frames` mel frames (short windows,
     used near speaker changes where 1.6 s windows are too coarse)."""
-    import torch
+    encoder()  # imports resemblyzer quietly first
     from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
 
     if not spans:
