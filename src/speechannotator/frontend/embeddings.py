@@ -46,6 +46,21 @@ def _embed(mels: np.ndarray) -> np.ndarray:
         return enc(torch.from_numpy(mels.astype(np.float32, copy=False))).numpy()
 
 
+@dataclass
+class WindowEmbeddings:
+    starts: np.ndarray  # seconds, shape (n,)
+    ends: np.ndarray
+    vectors: np.ndarray  # (n, 256), unit norm
+    region_index: np.ndarray  # index of the speech region each window belongs to
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def centers(self) -> np.ndarray:
+        return (self.starts + self.ends) / 2
+
+
 def embed_windows(
     samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], hop_s: float = 0.75, batch: int = 256
 ) -> WindowEmbeddings:
