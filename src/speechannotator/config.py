@@ -42,6 +42,15 @@ class DiarizationConfig(_Section):
     max_speakers: int = 8
     window_s: float = 1.5
     hop_s: float = 0.75
+    # Average-linkage stop: cosine similarity between speaker groups (see frontend/clustering.py).
+    threshold: float = 0.6
+    # Windows clustered directly; the rest join their nearest speaker centroid (bounded memory).
+    max_points: int = Field(default=1500, ge=50)
+    min_turn_s: float = 0.8  # shorter label runs inside a speech region are absorbed
+    # Mark overlaps at speaker changes from a dip in d-vector similarity (overlapping turns).
+    # Off by default: on the benchmark it could not tell overlaps from quick handoffs (see
+    # frontend/overlap.py); change boundaries are refined either way. pyannote marks real overlaps.
+    overlap: bool = False
 
 
 class AsrConfig(_Section):
@@ -56,7 +65,26 @@ class AsrConfig(_Section):
     chunk_s: float = 28.0
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 120.0
+    max_retries: int = Field(default=2, ge=0)
     cpu_threads: int = 0
+    # Code-switching in chunk mode: spans with a split language id are decoded per segment,
+    # segments in the wrong script are re-identified and re-decoded.
+    code_switch: bool = True
+    mixed_span_probability: float = 0.15
+    # Hallucination filter (Whisper's statistics per decoded piece).
+    no_speech_threshold: float = 0.6
+    logprob_threshold: float = -1.0
+    compression_ratio_threshold: float = 2.4
+    hallucination_logprob: float = -1.5
+    # Stage 5: deterministic normalization, or an LLM/omni model at an OpenAI-compatible endpoint
+    # (refine_url / refine_model; unset: the labeler's endpoint) falling back to normalization.
+    refine: Literal["normalize", "llm"] = "normalize"
+    refine_url: str | None = None
+    refine_model: str | None = None
+    refine_max_change: float = Field(default=0.35, ge=0.0, le=1.0)  # max char edit ratio accepted
+    refine_batch: int = Field(default=12, ge=1)
 
 
 class EndpointConfig(_Section):
@@ -99,7 +127,8 @@ class Config(_Section):
 
 GPU_PRESET: dict = {
     "preset": "gpu",
-    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5},
+    # Qwen3-Omni (the labeler endpoint) refines transcripts, as in the paper.
+    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5, "refine": "llm"},
     "diarization": {"backend": "pyannote", "pyannote_path": "models/pyannote-speaker-diarization-community-1"},
     "agents": {"backend": "openai"},
     "labeler": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": True},

@@ -107,41 +107,24 @@ class Annotator:
     # -- stages ------------------------------------------------------------------------
 
     def _timeline(self, rec: str, audio: Audio, timeline: Path | None, on_stage: Callable[[str], None], timings: dict[str, float]) -> None:
-        from .frontend.refine import normalize_transcript
-        from .frontend.segment_table import rekey
-
+        """Stages 3-6: a reference timeline (fixed-timeline setting) or recovery from the audio."""
         cfg = self.config
         info: dict = {}
         if timeline is not None:
             from .frontend.reference import load_reference_timeline
 
-            segments = load_reference_timeline(timeline, rec)
+            segments = load_reference_timeline(timeline, rec, duration=audio.duration)
             for s in segments:
                 s.language = "zh" if has_cjk(s.text) else (cfg.asr.language or "en")
                 s.language_probability = 1.0
-            info["source"] = str(timeline)
+            info.update(source=str(timeline), num_speakers=len({s.speaker for s in segments}))
         else:
-            from .frontend.diarize import diarize
-            from .frontend.segment_table import build_segments
-            from .frontend.transcribe import transcribe_segments
-            from .frontend.vad import detect_speech
+            from .frontend.timeline import recover_timeline
 
-            clock = _Clock(timings, on_stage)
-            clock("vad")
-            regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
-            clock("diarize")
-            dia = diarize(audio.samples, audio.sample_rate, regions, cfg.diarization)
-            segments = build_segments(
-                dia.turns, audio.samples, audio.sample_rate, max_len=cfg.max_segment_s, min_len=cfg.min_segment_s
-            )
-            clock("transcribe")
-            transcribe_segments(audio.samples, audio.sample_rate, segments, cfg.asr)
-            clock("refine")
-            for s in segments:
-                s.text = normalize_transcript(s.text, s.language)
-            segments = rekey(segments)
-            clock.stop()
-            info.update(num_speakers=dia.num_speakers, speech_regions=len(regions), windows=dia.num_windows)
+            result = recover_timeline(audio.samples, audio.sample_rate, cfg, on_stage)
+            segments = result.segments
+            timings.update(result.timings)  # vad, diarize, transcribe, refine
+            info.update(result.info, timings=result.timings)
         with self.store.transaction() as c:
             self.store.write_segments(c, rec, segments)
             self.store.mark_stage(c, rec, "timeline", info)

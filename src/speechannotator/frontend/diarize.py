@@ -1,4 +1,11 @@
-"""Embedded diarization: VAD regions -> window embeddings -> clusters -> speaker turns."""
+"""Diarization: VAD regions -> window embeddings -> clusters -> speaker turns (embedded), or a
+pyannote pipeline from a local folder (`DiarizationConfig.backend = "pyannote"`).
+
+Speaker ids are global: all windows of the recording are clustered together (at most
+`max_points` directly, the rest by nearest centroid), so a long recording never gets
+different ids for one speaker in different parts. Memory beyond the audio is the window
+embeddings (1 KB per 0.75 s) and the turns.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from ..config import DiarizationConfig
 from ..records import Turn
 from .clustering import estimate_clusters
 from .embeddings import embed_windows
+from .overlap import refine_changes
 from .vad import SpeechRegion
 
 _FRAME = 0.01
@@ -78,7 +86,10 @@ def diarize(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], 
         num_speakers=cfg.num_speakers,
         min_speakers=cfg.min_speakers,
         max_speakers=cfg.max_speakers,
+        threshold=cfg.threshold,
+        max_points=cfg.max_points,
     )
+    centroids = {f"S{j}": c for j, c in enumerate(cl.centroids)}
     centers = win.centers
     turns: list[Turn] = []
     for i, r in enumerate(regions):
@@ -89,10 +100,24 @@ def diarize(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], 
             # Too short to embed: take the speaker of the nearest window in time.
             nearest = int(np.abs(centers - (r.start + r.end) / 2).argmin())
             frames = np.full(max(1, int(round(r.duration / _FRAME))), cl.labels[nearest])
-        frames = _smooth(frames, int(0.8 / _FRAME))
+        frames = _smooth(frames, int(cfg.min_turn_s / _FRAME))
         bounds = np.flatnonzero(np.diff(frames)) + 1
+        mine_turns = []
         for run in np.split(np.arange(len(frames)), bounds):
-            start = r.start + run[0] * _FRAME
-            end = min(r.end, r.start + (run[-1] + 1) * _FRAME)
-            turns.append(Turn(start, end, f"S{int(frames[run[0]])}"))
+            start = round(r.start + run[0] * _FRAME, 3)
+            end = round(min(r.end, r.start + (run[-1] + 1) * _FRAME), 3)
+            mine_turns.append(Turn(start, end, f"S{int(frames[run[0]])}"))
+        if len(mine_turns) > 1:
+            mine_turns = refine_changes(samples, sample_rate, mine_turns, centroids, detect_overlap=cfg.overlap)
+        turns += mine_turns
     return DiarizationResult(turns, cl.num_speakers, cl.min_between, len(win))
+
+
+def run_diarization(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None) -> DiarizationResult:
+    """The configured diarization backend."""
+    cfg = cfg or DiarizationConfig()
+    if cfg.backend == "pyannote":
+        from .diarize_pyannote import pyannote_diarize
+
+        return pyannote_diarize(samples, sample_rate, cfg)
+    return diarize(samples, sample_rate, regions, cfg)

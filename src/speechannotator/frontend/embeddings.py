@@ -37,6 +37,15 @@ def encoder():
         return _ENCODER
 
 
+def _embed(mels: np.ndarray) -> np.ndarray:
+    """Encoder forward of a batch of (160, 40) mel windows (one torch thread, see encoder())."""
+    import torch
+
+    enc = encoder()
+    with torch.inference_mode():
+        return enc(torch.from_numpy(mels.astype(np.float32, copy=False))).numpy()
+
+
 @dataclass
 class WindowEmbeddings:
     starts: np.ndarray  # seconds, shape (n,)
@@ -60,13 +69,18 @@ def embed_windows(
     A region shorter than a window gets one zero-padded window, so every region is covered.
     Mel frames are computed per region (memory stays proportional to one region).
     """
-    import torch
-
-    enc = encoder()  # imports resemblyzer quietly first
+    encoder()  # imports resemblyzer quietly first
     from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
 
     hop = max(1, int(round(hop_s / _FRAME_S)))
-    mels, starts, ends, owner = [], [], [], []
+    pending, out, starts, ends, owner = [], [], [], [], []
+
+    def flush() -> None:
+        # Embed what is pending: mel buffers never exceed one batch (bounded memory on long files).
+        if pending:
+            out.append(_embed(np.stack(pending)))
+            pending.clear()
+
     for i, r in enumerate(regions):
         wav = samples[int(r.start * sample_rate): int(r.end * sample_rate)]
         if len(wav) < int(0.2 * sample_rate):
@@ -81,15 +95,29 @@ def embed_windows(
             m = mel[o: o + _WINDOW_FRAMES]
             if len(m) < _WINDOW_FRAMES:
                 m = np.pad(m, ((0, _WINDOW_FRAMES - len(m)), (0, 0)))
-            mels.append(m)
+            pending.append(m)
             starts.append(r.start + o * _FRAME_S)
             ends.append(min(r.end, r.start + (o + _WINDOW_FRAMES) * _FRAME_S))
             owner.append(i)
-    if not mels:
+            if len(pending) >= batch:
+                flush()
+    flush()
+    if not out:
         return WindowEmbeddings(np.zeros(0), np.zeros(0), np.zeros((0, 256), np.float32), np.zeros(0, int))
-    out = []
-    with torch.inference_mode():
-        for b in range(0, len(mels), batch):
-            x = torch.from_numpy(np.stack(mels[b: b + batch]).astype(np.float32))
-            out.append(enc(x).numpy())
     return WindowEmbeddings(np.array(starts), np.array(ends), np.concatenate(out), np.array(owner))
+
+
+def embed_short(samples: np.ndarray, sample_rate: int, spans: list[tuple[float, float]], frames: int = 60) -> np.ndarray:
+    """One embedding per (start, end) span from its first `frames` mel frames (short windows,
+    used near speaker changes where 1.6 s windows are too coarse)."""
+    encoder()  # imports resemblyzer quietly first
+    from resemblyzer.audio import normalize_volume, wav_to_mel_spectrogram
+
+    if not spans:
+        return np.zeros((0, 256), np.float32)
+    mels = []
+    for a, b in spans:
+        wav = normalize_volume(samples[int(a * sample_rate): int(b * sample_rate)].astype(np.float32), -30, increase_only=False)
+        m = wav_to_mel_spectrogram(wav)[:frames]
+        mels.append(np.pad(m, ((0, frames - len(m)), (0, 0))))
+    return _embed(np.stack(mels))

@@ -8,6 +8,7 @@ with '_' for spaces). A file holding several sessions is filtered by the recordi
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ..records import Segment, segment_key
@@ -26,11 +27,12 @@ def _from_json(data: list, stem: str) -> list[tuple[float, float, str, str]]:
         if not isinstance(d, dict):
             raise ReferenceError(f"item {i} is not an object")
         if "speaker_id" in d:  # output format, milliseconds
-            rows.append((d["start_time"] / 1000, d["end_time"] / 1000, str(d["speaker_id"]), str(d.get("text", ""))))
+            rows.append((float(d["start_time"]) / 1000, float(d["end_time"]) / 1000, str(d["speaker_id"]), str(d.get("text") or "")))
         elif "speaker" in d:  # SegLST, seconds
             if len(sessions) > 1 and d.get("session_id") != stem:
                 continue
-            rows.append((float(d["start_time"]), float(d["end_time"]), str(d["speaker"]), str(d.get("words", ""))))
+            words = d.get("words", "")
+            rows.append((float(d["start_time"]), float(d["end_time"]), str(d["speaker"]), " ".join(words) if isinstance(words, list) else str(words)))
         else:
             raise ReferenceError(f"item {i} has neither speaker_id nor speaker")
     return rows
@@ -57,7 +59,12 @@ def _from_rttm(text: str, stem: str) -> list[tuple[float, float, str, str]]:
     return rows
 
 
-def load_reference_timeline(path: str | Path, stem: str) -> list[Segment]:
+def load_reference_timeline(path: str | Path, stem: str, duration: float | None = None) -> list[Segment]:
+    """Segments of the reference for recording `stem`, in time order.
+
+    With `duration` (the audio's length in seconds), a segment starting after the audio ends
+    is an error (the timeline belongs to another recording) and ends past it are clipped.
+    """
     p = Path(path)
     try:
         raw = p.read_text(encoding="utf-8")
@@ -74,8 +81,16 @@ def load_reference_timeline(path: str | Path, stem: str) -> list[Segment]:
         raise ReferenceError(f"timeline {p.name} has no segments for {stem!r}")
     rows.sort()
     for a, b, _, _ in rows:
+        if not (math.isfinite(a) and math.isfinite(b)) or a < 0:
+            raise ReferenceError(f"timeline {p.name} has an invalid time ({a}, {b})")
         if b < a:
             raise ReferenceError(f"timeline {p.name} has a segment ending before it starts ({a} > {b})")
+    if duration is not None:
+        late = [a for a, _, _, _ in rows if a >= duration + 0.05]
+        if late:
+            raise ReferenceError(
+                f"timeline {p.name} has {len(late)} segment(s) starting after the audio ends ({late[0]:.2f} s > {duration:.2f} s)")
+        rows = [(a, min(b, duration), spk, t) for a, b, spk, t in rows]
     return [
         Segment(segment_key(i), round(a, 3), round(b, 3), spk, text=text.strip(), source="reference")
         for i, (a, b, spk, text) in enumerate(rows)

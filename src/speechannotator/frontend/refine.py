@@ -33,3 +33,22 @@ def normalize_transcript(text: str, language: str) -> str:
     if text[-1] not in ".!?…\"'":
         text += "."
     return text
+
+
+def refine_segments(segments, config) -> dict:
+    """Stage 5 over the segment table: normalization, and LLM refinement when configured.
+
+    The LLM path (`asr.refine = "llm"`) falls back to the normalized text for any segment it
+    cannot refine safely; the result is normalized again so the output format stays uniform.
+    """
+    stats = {"refine": config.asr.refine, "refined_by_llm": 0}
+    for s in segments:
+        s.text = normalize_transcript(s.text, s.language)
+    if config.asr.refine == "llm" and segments:
+        from .refine_llm import refine_with_llm
+
+        changed = refine_with_llm(segments, config)
+        for s in segments:
+            s.text = normalize_transcript(s.text, s.language)
+        stats["refined_by_llm"] = changed
+    return stats

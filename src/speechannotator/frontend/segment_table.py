@@ -30,17 +30,31 @@ def _split_point(group: list[Turn], samples: np.ndarray, sr: int) -> float:
         return (group[i].end + group[i + 1].start) / 2
     start, end = group[0].start, group[0].end
     mid = (start + end) / 2
-    # Quietest 100 ms frame within +-25 % of the middle.
+    # The longest pause (run of quiet 50 ms frames) within +-25 % of the middle, cut at its
+    # centre; among equally long pauses the one nearest the middle.
     a, b = int((mid - 0.25 * (end - start)) * sr), int((mid + 0.25 * (end - start)) * sr)
-    frame = int(0.1 * sr)
+    frame = int(0.05 * sr)
     x = samples[a:b]
-    if len(x) < 2 * frame:
+    if len(x) < 4 * frame:
         return mid
     n = len(x) // frame
     energy = (x[: n * frame].reshape(n, frame) ** 2).mean(axis=1)
-    # Quietest frame; among equally quiet ones, the one nearest the middle.
-    score = energy / (energy.max() + 1e-12) + 0.01 * np.abs(np.arange(n) - (n - 1) / 2) / n
-    return (a + (int(np.argmin(score)) + 0.5) * frame) / sr
+    quiet = energy <= max(0.05 * float(np.median(energy)), float(energy.min()) * 1.5)
+    best, best_score = None, None
+    i = 0
+    while i < n:
+        if not quiet[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and quiet[j]:
+            j += 1
+        centre = (i + j) / 2
+        score = (j - i) - 0.5 * abs(centre - n / 2) / n  # length first, then nearness to the middle
+        if best_score is None or score > best_score:
+            best, best_score = centre, score
+        i = j
+    return (a + best * frame) / sr if best is not None else mid
 
 
 def _split(group: list[Turn], samples: np.ndarray, sr: int, max_len: float) -> list[tuple[float, float]]:

@@ -1,115 +1,232 @@
-"""Per-segment ASR with language identification (faster-whisper; shipped Whisper base by default).
+"""Stage 4, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
-Each segment is decoded on its own, so code-switched recordings get the right language per
-segment. Whisper's language id is unreliable under ~1.5 s (MODELS.md), so short segments
-take the language of their speaker (or of the recording) instead. Chinese is decoded with a
-Simplified-Chinese prompt and converted with OpenCC, since Whisper otherwise drifts to
-Traditional characters.
+`chunk` mode (default) decodes consecutive segments together in spans of up to `chunk_s`
+and gives each word to the segment holding it: one Whisper encoder pass per span instead of
+one per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Language is
+identified per span, so code-switching is handled in two cheap checks:
+
+- a span whose language id is split (runner-up language above `mixed_span_probability`) is
+  decoded segment by segment, each with its own language;
+- after a span is decoded, a segment whose text is in the wrong script for the span's
+  language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
+  uncertain gets its own language id and, when that differs, is re-decoded alone.
+
+`segment` mode decodes every segment alone. Whisper's language id is unreliable under
+~1.5 s (MODELS.md): short spans and segments take their speaker's language (else the
+recording's). Chinese is decoded with a Simplified prompt, converted with OpenCC, and keeps
+per-character timestamps.
 """
 
 from __future__ import annotations
 
-import os
-import threading
+import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..assets import whisper_base_dir
 from ..config import AsrConfig
 from ..records import Segment, Word
+from .asr_types import AsrBackend, Decoded, LanguageGuess, hallucination_reason
 
-ZH_PROMPT = "以下是普通话的句子。"
 MIN_LID_SECONDS = 1.5
-_MODELS: dict[tuple, object] = {}
-_LOCK = threading.Lock()
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
 
 
-def whisper_model(cfg: AsrConfig):
-    """Load (once per process) the configured faster-whisper model folder."""
-    from faster_whisper import WhisperModel
+def make_backend(cfg: AsrConfig) -> AsrBackend:
+    if cfg.backend == "openai":
+        from .asr_openai import OpenAIAsr
 
-    path = cfg.model or str(whisper_base_dir())
-    # CTranslate2's default of 4 OpenMP threads oversubscribes small machines; use the cores we have.
-    threads = cfg.cpu_threads or min(4, len(os.sched_getaffinity(0)))
-    key = (path, cfg.device, cfg.compute_type, threads)
-    with _LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=threads)
-        return _MODELS[key]
+        return OpenAIAsr(cfg)
+    from .asr_whisper import WhisperAsr
+
+    return WhisperAsr(cfg)
 
 
-@dataclass
-class LanguageGuess:
-    language: str
-    probability: float
+def whisper_model(cfg: AsrConfig):  # kept for callers of the earlier API
+    from .asr_whisper import whisper_model as load
 
-
-def _to_simplified(text: str) -> str:
-    return _converter().convert(text) if text else text
+    return load(cfg)
 
 
 _OPENCC = None
 
 
-def _converter():
+def to_simplified(text: str) -> str:
     global _OPENCC
+    if not text:
+        return text
     if _OPENCC is None:
         import opencc
 
         _OPENCC = opencc.OpenCC("t2s")
-    return _OPENCC
+    return _OPENCC.convert(text)
 
 
-def detect_languages(model, audio: np.ndarray, sr: int, segments: list[Segment], forced: str | None = None) -> list[LanguageGuess]:
-    """Language per segment; short segments inherit their speaker's / the recording's majority."""
-    if forced:
-        return [LanguageGuess(forced, 1.0) for _ in segments]
-    guesses: list[LanguageGuess | None] = []
-    for s in segments:
-        if s.duration < MIN_LID_SECONDS:
-            guesses.append(None)
+@dataclass
+class AsrStats:
+    spans: int = 0
+    mixed_spans: int = 0
+    redecoded_segments: int = 0
+    dropped_pieces: Counter = field(default_factory=Counter)
+
+    def as_info(self) -> dict:
+        return {"asr_spans": self.spans, "asr_mixed_spans": self.mixed_spans, "asr_redecoded": self.redecoded_segments,
+                "asr_dropped": dict(self.dropped_pieces)}
+
+
+class _Languages:
+    """Language evidence so far, by speaker and overall (weighted by duration x probability)."""
+
+    def __init__(self):
+        self.by_speaker: dict[str, Counter] = {}
+        self.overall: Counter = Counter()
+
+    def add(self, speaker: str, guess: LanguageGuess, seconds: float) -> None:
+        w = seconds * guess.probability
+        self.by_speaker.setdefault(speaker, Counter())[guess.language] += w
+        self.overall[guess.language] += w
+
+    def fallback(self, speaker: str) -> LanguageGuess | None:
+        pool = self.by_speaker.get(speaker) or self.overall
+        if not pool:
+            return None
+        lang, w = pool.most_common(1)[0]
+        return LanguageGuess(lang, round(min(0.9, w / sum(pool.values())), 3))
+
+
+def _words_to_segments(dec: Decoded, offset: float, segments: list[Segment], cfg: AsrConfig, stats: AsrStats) -> dict[str, list]:
+    """Words of the kept pieces, each given to the segment holding its midpoint (or the nearest)."""
+    buckets: dict[str, list] = {s.key: [] for s in segments}
+    for piece in dec.pieces:
+        reason = hallucination_reason(piece, cfg)
+        if reason:
+            stats.dropped_pieces[reason] += 1
             continue
-        lang, prob, _ = model.detect_language(audio[int(s.start * sr): int(s.end * sr)])
-        guesses.append(LanguageGuess(lang, float(prob)))
-    weights_by_speaker: dict[str, Counter] = {}
-    overall: Counter = Counter()
-    for s, g in zip(segments, guesses):
-        if g is not None:
-            weights_by_speaker.setdefault(s.speaker, Counter())[g.language] += s.duration * g.probability
-            overall[g.language] += s.duration * g.probability
-    out = []
-    for s, g in zip(segments, guesses):
-        if g is None:
-            pool = weights_by_speaker.get(s.speaker) or overall
-            if pool:
-                lang, w = pool.most_common(1)[0]
-                g = LanguageGuess(lang, min(0.9, w / sum(pool.values())))
-            else:
-                lang, prob, _ = model.detect_language(audio[int(s.start * sr): int(s.end * sr)])
-                g = LanguageGuess(lang, float(prob) * 0.5)
-        out.append(g)
-    return out
+        for w in piece.words:
+            mid = offset + (w.start + w.end) / 2
+            best = min(segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end)))
+            buckets[best.key].append(w)
+    return buckets
 
 
-def _decode(model, clip: np.ndarray, language: str | None, cfg: AsrConfig):
-    zh = language == "zh"
-    parts, info = model.transcribe(
-        clip,
-        language=language,
-        beam_size=cfg.beam_size,
-        word_timestamps=True,
-        condition_on_previous_text=False,
-        initial_prompt=ZH_PROMPT if zh else None,
-        vad_filter=False,
-        # Input spans come from VAD, so silence is already gated; these stop Whisper from
-        # looping on noise inside a span.
-        no_speech_threshold=0.6,
-        compression_ratio_threshold=2.4,
-    )
-    words = [w for p in parts for w in (p.words or [])]
-    return words, info
+def _fill(seg: Segment, words: list, offset: float, language: str, probability: float) -> None:
+    zh = language in ("zh", "yue")
+    raw = "".join(w.text for w in words).strip()
+    seg.text = to_simplified(raw) if zh else raw
+    seg.language = language
+    seg.language_probability = round(float(probability), 3)
+    out: list[Word] = []
+    for w in words:
+        text = (to_simplified(w.text) if zh else w.text).strip()
+        if not text:
+            continue
+        a, b = offset + w.start, offset + w.end
+        chars = [c for c in text if _CJK.match(c)]
+        if zh and len(text) > 1 and len(chars) == len(text):
+            # Whisper's Chinese "words" are tokens of 1-3 characters: keep one entry per character.
+            step = (b - a) / len(text)
+            out += [Word(c, round(a + i * step, 3), round(a + (i + 1) * step, 3), round(w.probability, 3)) for i, c in enumerate(text)]
+        else:
+            out.append(Word(text, round(a, 3), round(b, 3), round(w.probability, 3)))
+    seg.words = out
+
+
+def _script_mismatch(text: str, language: str) -> bool:
+    if not text:
+        return False
+    cjk = len(_CJK.findall(text))
+    if language in ("zh", "yue", "ja"):
+        return cjk == 0 and len(_LATIN.findall(text)) >= 4
+    return cjk > 0
+
+
+def _suspect(seg: Segment) -> bool:
+    """Decoded words that do not look like this segment's speech in the span's language:
+    unusually uncertain, or far too few for its duration (Whisper skips speech it cannot
+    fit to the forced language)."""
+    words = seg.words
+    if len(words) < 0.6 * seg.duration:
+        return True
+    return len(words) >= 3 and float(np.mean([w.probability for w in words])) < 0.45
+
+
+class _Transcriber:
+    def __init__(self, audio: np.ndarray, sr: int, cfg: AsrConfig, backend: AsrBackend):
+        self.audio, self.sr, self.cfg, self.backend = audio, sr, cfg, backend
+        self.langs = _Languages()
+        self.stats = AsrStats()
+
+    def clip(self, start: float, end: float) -> np.ndarray:
+        return self.audio[int(start * self.sr): int(end * self.sr)]
+
+    def guess(self, start: float, end: float, speaker: str, allow_short: bool = False) -> LanguageGuess | None:
+        if self.cfg.language:
+            return LanguageGuess(self.cfg.language, 1.0)
+        if end - start < MIN_LID_SECONDS and not allow_short:
+            return self.langs.fallback(speaker)
+        return self.backend.detect(self.clip(start, end))
+
+    def decode_group(self, group: list[Segment], guess: LanguageGuess | None) -> None:
+        start, end = group[0].start, group[-1].end
+        dec = self.backend.decode(self.clip(start, end), guess.language if guess else None)
+        lang = guess.language if guess else dec.language
+        prob = guess.probability if guess else dec.language_probability
+        buckets = _words_to_segments(dec, start, group, self.cfg, self.stats)
+        for s in group:
+            _fill(s, buckets[s.key], start, lang, prob)
+            if s.duration >= MIN_LID_SECONDS * 0.5:
+                self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
+        if len(group) > 1 and self.cfg.code_switch and not self.cfg.language:
+            for s in group:
+                if s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
+                    self.redecode_if_other_language(s, lang)
+
+    def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
+        own = self.backend.detect(self.clip(seg.start, seg.end))
+        if own is None:
+            # The backend identifies language only while decoding: decode the segment alone
+            # and keep that result when it comes back in another language.
+            dec = self.backend.decode(self.clip(seg.start, seg.end), None)
+            if dec.language and dec.language != span_language:
+                self.stats.redecoded_segments += 1
+                buckets = _words_to_segments(dec, seg.start, [seg], self.cfg, self.stats)
+                _fill(seg, buckets[seg.key], seg.start, dec.language, dec.language_probability)
+            return
+        if own.language == span_language or own.probability < 0.5:
+            return
+        self.stats.redecoded_segments += 1
+        self.decode_group([seg], own)
+
+    def run(self, groups: list[list[Segment]]) -> None:
+        deferred = []
+        for group in groups:
+            start, end = group[0].start, group[-1].end
+            if end - start < MIN_LID_SECONDS and not self.cfg.language:
+                deferred.append(group)  # decide after longer speech of the same speaker is known
+                continue
+            self.process(group)
+        for group in deferred:
+            self.process(group)
+
+    def process(self, group: list[Segment]) -> None:
+        self.stats.spans += 1
+        start, end = group[0].start, group[-1].end
+        guess = self.guess(start, end, group[0].speaker)
+        if guess is None:  # short and nothing known yet: detect anyway (None for detect-while-decoding backends)
+            guess = self.guess(start, end, group[0].speaker, allow_short=True)
+        mixed = (
+            guess is not None and len(group) > 1 and self.cfg.code_switch and not self.cfg.language
+            and guess.runner_up >= self.cfg.mixed_span_probability
+        )
+        if not mixed:
+            self.decode_group(group, guess)
+            return
+        self.stats.mixed_spans += 1
+        for s in group:
+            own = self.guess(s.start, s.end, s.speaker) or guess
+            self.decode_group([s], own)
 
 
 def _chunks(segments: list[Segment], max_span: float) -> list[list[Segment]]:
@@ -123,48 +240,18 @@ def _chunks(segments: list[Segment], max_span: float) -> list[list[Segment]]:
     return chunks
 
 
-def _assign(words, offset: float, segments: list[Segment], zh: bool) -> None:
-    """Give each decoded word to the segment that holds its midpoint (or the nearest one)."""
-    buckets: dict[str, list] = {s.key: [] for s in segments}
-    for w in words:
-        mid = offset + (w.start + w.end) / 2
-        best = min(segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end)))
-        buckets[best.key].append(w)
-    for s in segments:
-        ws = buckets[s.key]
-        raw = "".join(w.word for w in ws).strip()
-        s.text = _to_simplified(raw) if zh else raw
-        s.words = [
-            Word((_to_simplified(w.word) if zh else w.word).strip(), round(offset + w.start, 3), round(offset + w.end, 3), round(float(w.probability), 3))
-            for w in ws
-            if w.word.strip()
-        ]
+def transcribe(audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConfig | None = None,
+               backend: AsrBackend | None = None) -> dict:
+    """Fill text, language and word timestamps (absolute seconds) of each segment; returns stats."""
+    cfg = cfg or AsrConfig()
+    backend = backend or make_backend(cfg)
+    groups = [[s] for s in segments] if cfg.mode == "segment" else _chunks(segments, cfg.chunk_s)
+    t = _Transcriber(audio, sr, cfg, backend)
+    t.run(groups)
+    return t.stats.as_info()
 
 
 def transcribe_segments(audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConfig | None = None, progress=None) -> list[Segment]:
-    """Fill text, language and word timestamps (absolute seconds) of each segment.
-
-    `chunk` mode (default) decodes consecutive segments together in spans of up to 28 s and
-    gives each word to the segment holding it: one Whisper encoder pass per span instead of
-    one per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Language is
-    identified per span. `segment` mode decodes and identifies each segment on its own, for
-    code-switched recordings where neighbouring turns change language.
-    """
-    cfg = cfg or AsrConfig()
-    model = whisper_model(cfg)
-    if cfg.mode == "segment":
-        groups = [[s] for s in segments]
-    else:
-        groups = _chunks(segments, cfg.chunk_s)
-    spans = [Segment(key=f"span{i}", start=g[0].start, end=g[-1].end, speaker=g[0].speaker) for i, g in enumerate(groups)]
-    langs = detect_languages(model, audio, sr, spans, cfg.language)
-    for group, span, g in zip(groups, spans, langs):
-        clip = audio[int(span.start * sr): int(span.end * sr)]
-        words, _info = _decode(model, clip, g.language, cfg)
-        _assign(words, span.start, group, g.language == "zh")
-        for s in group:
-            s.language = g.language
-            s.language_probability = round(g.probability, 3)
-        if progress is not None:
-            progress(span.duration)
+    """The earlier API: transcribe in place and return the segments."""
+    transcribe(audio, sr, segments, cfg)
     return segments
