@@ -38,6 +38,10 @@ def main(verbose: bool) -> None:
 @click.option("--min-speakers", type=int, help="Lower bound on the number of speakers.")
 @click.option("--max-speakers", type=int, help="Upper bound on the number of speakers.")
 @click.option("--asr-model", help="A faster-whisper model folder (e.g. large-v3).")
+@click.option("--asr-url", help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
+@click.option("--asr-api-model", help="Model name at --asr-url.")
+@click.option("--pyannote", "pyannote_path", type=click.Path(path_type=Path), help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
+@click.option("--refine", type=click.Choice(["normalize", "llm"]), help="Transcript refinement: deterministic (default) or by the LLM endpoint.")
 @click.option("--device", help="ASR device: cpu or cuda.")
 @click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
 @click.option("--llm-model", help="Model name at --llm-url.")
@@ -47,7 +51,7 @@ def main(verbose: bool) -> None:
 @click.option("--no-priors", is_flag=True, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, device, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet):
+def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, asr_url, asr_api_model, pyannote_path, refine, device, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet):
     """Annotate recordings (files or folders) into OUT/<stem>.json."""
     from tqdm import tqdm
 
@@ -64,6 +68,14 @@ def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers
             over["diarization"][key] = val
     if asr_model:
         over["asr"]["model"] = asr_model
+    if asr_url:
+        over["asr"].update({"backend": "openai", "url": asr_url})
+    if asr_api_model:
+        over["asr"]["api_model"] = asr_api_model
+    if pyannote_path:
+        over["diarization"].update({"backend": "pyannote", "pyannote_path": str(pyannote_path)})
+    if refine:
+        over["asr"]["refine"] = refine
     if device:
         over["asr"]["device"] = device
     if llm_url or llm_model:
