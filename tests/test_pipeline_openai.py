@@ -15,8 +15,12 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
     timeline = tmp_path / "dialogue.seglst.json"
     timeline.write_text(json.dumps(ref))
     config = load_config(overrides={
-        "agents": {"backend": "openai", "review_rounds": 1},
-        "labeler": {"url": llama_server.url, "model": "smollm2", "timeout_s": 120, "max_retries": 1},
+        # Review through the LLM is covered by tests/agents/test_openai_backend.py; here one
+        # review round would cost minutes of SmolLM2 generation on a CPU thread.
+        "agents": {"backend": "openai", "review": False},
+        "labeler": {"url": llama_server.url, "model": "smollm2", "timeout_s": 120, "max_retries": 1,
+                    # Short answers: SmolLM2 tends to fill strings to their bound.
+                    "max_value_chars": 24, "max_compose_chars": 48},
         "priors": {"dnsmos": False},
     })
     annotator = Annotator(tmp_path / "out", config)
@@ -38,10 +42,6 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
     # the model answered, under the schema, for the fields of round 0 (quality aside).
     round0 = [p[0] for p in preds.values()]
     assert sum(p.status != "failed" for p in round0) >= 0.8 * len(round0), [p.error for p in round0 if p.error][:3]
-    # One label call per segment in round 0, plus one per segment for each review round and
-    # relabel: relabel calls exist only for segments with a flagged field.
-    flagged = {k for (k, _), vs in verdicts.items() if any(not v.accepted for v in vs)}
-    relabeled = {k for (k, _), ps in preds.items() if len(ps) > 1}
-    assert relabeled <= flagged
-    assert stats["label_calls"] == 2 + len(flagged)
-    assert stats["segments"] >= 2 and stats["llm_calls"] >= stats["label_calls"]
+    # Without review: exactly one label call and one compose call per segment.
+    assert verdicts == {} and all(len(p) == 1 for p in preds.values())
+    assert stats["label_calls"] == 2 and stats["compose_calls"] == 2 and stats["review_calls"] == 0

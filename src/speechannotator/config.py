@@ -97,6 +97,9 @@ class EndpointConfig(_Section):
     timeout_s: float = 120.0
     max_retries: int = 2
     temperature: float = 0.0
+    # Output bounds in the answer schemas (characters): they also bound generation time.
+    max_value_chars: int = Field(default=240, ge=8)
+    max_compose_chars: int = Field(default=600, ge=16)
 
 
 class AgentsConfig(_Section):

@@ -121,7 +121,12 @@ class OpenAIBackend:
     @classmethod
     def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
         """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
-        return cls(config.labeler, config.reviewer, fallback=fallback)
+        options = OpenAIOptions(
+            max_value_chars=config.labeler.max_value_chars,
+            max_reason_chars=config.labeler.max_value_chars,
+            max_compose_chars=config.labeler.max_compose_chars,
+        )
+        return cls(config.labeler, config.reviewer, options=options, fallback=fallback)
 
     # ---- the bounded attempt loop shared by label, review and compose ----------------------
 
