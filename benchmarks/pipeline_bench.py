@@ -1,6 +1,6 @@
 """Whole-pipeline speed and memory on the CPU default, beside bare faster-whisper.
 
-For a 1-minute and a 10-minute multi-speaker recording (benchmarks/recordings.py) this
+For a 1-minute and a 10-minute multi-speaker recording (benchmarks/timeline_recordings.py) this
 prints the real-time factor (processing seconds per audio second) of the whole pipeline and
 of each stage, the ratio of the whole pipeline to bare faster-whisper transcription of the
 same audio (same model, VAD on, measured in the same run), and peak memory. Each run is a
@@ -19,7 +19,18 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recordings import materialize  # noqa: E402
+from timeline_recordings import build_conversation, materialize  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def recording(name: str, seconds: float, speakers: int) -> Path:
+    """A conversation of about `seconds` (about 4 s per turn with pauses), built once."""
+    path = DATA / f"{name}.flac"
+    if not path.exists():
+        conv = build_conversation(speakers, num_turns=max(4, int(seconds / 4.0)), seed=int(seconds), name=name)
+        materialize(conv, DATA, name)
+    return path
 
 PIPELINE = """
 import json, resource, sys, time
@@ -56,19 +67,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", type=float, help="run only the recording of this many seconds")
     args = ap.parse_args()
-    cases = [("bench_1min", 60.0, ["reader", "anna", "bob"]), ("bench_10min", 600.0, ["reader", "anna", "bob", "carol"])]
+    cases = [("pipeline_1min", 60.0, 3), ("pipeline_10min", 600.0, 4)]
     rows = []
     for name, seconds, speakers in cases:
         if args.only and seconds != args.only:
             continue
-        path = materialize(name, seconds, speakers, seed=int(seconds))
+        path = recording(name, seconds, speakers)
         bare = _run(BARE_WHISPER, str(path))
         with tempfile.TemporaryDirectory() as out:
             res = _run(PIPELINE, str(path), out)
         peak_mb = res["peak_mb"]
         rows.append((name, res, bare, peak_mb))
         d = res["duration"]
-        print(f"\n## {name}: {d:.0f} s audio, {len(speakers)} speakers (found {res['speakers']}), {res['segments']} segments")
+        print(f"\n## {name}: {d:.0f} s audio, {speakers} speakers (found {res['speakers']}), {res['segments']} segments")
         print(f"{'stage':<16}{'seconds':>10}{'RTF':>10}")
         for stage, sec in res["timings"].items():
             if stage != "total":
