@@ -9,6 +9,11 @@ ROOT=$(pwd)
 PY=${PYTHON:-python3.11}
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+# pip, minus this machine's notices about local index folders that do not hold a package.
+pipq() {
+    "$@" 2>&1 | { grep -v "is neither a file nor a directory" || true; }
+    return "${PIPESTATUS[0]}"
+}
 
 # 1. System packages: sox and espeak-ng make test audio, pocketsphinx-testdata is real
 #    recorded speech for tests, chromium drives the viewer's browser tests.
@@ -33,10 +38,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
     log "installing Python packages (a few minutes on first run)"
-    .venv/bin/python -m pip install -q --upgrade "pip<27"
-    .venv/bin/python -m pip install -q -r requirements/lock.txt
-    .venv/bin/python -m pip install -q --no-deps -r requirements/nodeps.txt
-    .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
+    pipq .venv/bin/python -m pip install -q -r requirements/lock.txt
+    pipq .venv/bin/python -m pip install -q --no-deps -r requirements/nodeps.txt
+    pipq .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e .
     echo "$want" > "$STAMP"
 fi
 
