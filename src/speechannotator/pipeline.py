@@ -63,26 +63,6 @@ def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
     os.replace(tmp, path)  # readers never see a half-written file
 
 
-class _Clock:
-    """Times consecutive sub-stages into a timings dict."""
-
-    def __init__(self, timings: dict[str, float], notify: Callable[[str], None] | None = None):
-        self.timings, self.notify = timings, notify
-        self.name: str | None = None
-        self.t = 0.0
-
-    def __call__(self, name: str) -> None:
-        self.stop()
-        if self.notify:
-            self.notify(name)
-        self.name, self.t = name, time.perf_counter()
-
-    def stop(self) -> None:
-        if self.name is not None:
-            self.timings[self.name] = time.perf_counter() - self.t
-            self.name = None
-
-
 class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
@@ -136,15 +116,15 @@ class Annotator:
         evidence = []
         if self.config.agents.priors and segments:
             enhanced = None
-            clock = _Clock(timings)
             if self.config.priors.enhance:
                 from .frontend.enhance import enhance
 
-                clock("enhance")
+                t = time.perf_counter()
                 enhanced = enhance(audio, self.config)
-            clock("extract_priors")
+                timings["enhance"] = time.perf_counter() - t
+            t = time.perf_counter()
             evidence = extract_priors(audio, segments, enhanced=enhanced, config=self.config)
-            clock.stop()
+            timings["extract_priors"] = time.perf_counter() - t
         with self.store.transaction() as c:
             self.store.write_evidence(c, rec, evidence)
             self.store.mark_stage(c, rec, "priors", {"count": len(evidence), "ablated": not self.config.agents.priors})
@@ -209,7 +189,6 @@ class Annotator:
                 result.timings[stage] = time.perf_counter() - t
             notify("finalize")
             t = time.perf_counter()
-            lang = lang or label_language(self.store.segments(rec), self.config.labels)
             records = finalize(self.store, rec, self.backend, self.config, lang)
             _write_json_atomic(out_path, records)
             result.timings["finalize"] = time.perf_counter() - t

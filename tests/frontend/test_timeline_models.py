@@ -5,14 +5,10 @@ from pathlib import Path
 
 import jiwer
 import numpy as np
-import pytest
 
 from speechannotator.audio import load_audio
-from speechannotator.config import AsrConfig
 from speechannotator.frontend.diarize import diarize
-from speechannotator.frontend.refine import normalize_transcript
-from speechannotator.frontend.segment_table import build_segments, rekey
-from speechannotator.frontend.transcribe import transcribe_segments
+from speechannotator.frontend.timeline import recover_timeline
 from speechannotator.frontend.vad import detect_speech
 from synth import SR, join, librivox, silence, speak
 
@@ -59,19 +55,15 @@ def test_silence_and_noise_produce_no_speech():
 
 def test_example_transcribed_with_low_error():
     audio = load_audio(EXAMPLE / "dialogue.flac")
-    regions, dia = _timeline(audio.samples)
-    segments = build_segments(dia.turns, audio.samples, SR)
-    transcribe_segments(audio.samples, SR, segments, AsrConfig())
-    for s in segments:
-        s.text = normalize_transcript(s.text, s.language)
-    segments = rekey(segments)
+    result = recover_timeline(audio.samples, SR)
+    segments = result.segments
     ref = json.loads((EXAMPLE / "dialogue.seglst.json").read_text())
     norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip()])
     hyp_text = norm(" ".join(s.text for s in segments))
     ref_text = norm(" ".join(r["words"] for r in ref))
     assert jiwer.wer(ref_text, hyp_text) < 0.2
     assert all(s.language == "en" for s in segments)
-    assert dia.num_speakers == 2
+    assert result.num_speakers == 2
     # Word timestamps are absolute and inside their segment (with Whisper's coarse slack).
     for s in segments:
         assert s.words and all(s.start - 0.5 <= w.start <= w.end <= s.end + 0.5 for w in s.words)

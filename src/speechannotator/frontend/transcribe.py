@@ -44,12 +44,6 @@ def make_backend(cfg: AsrConfig) -> AsrBackend:
     return WhisperAsr(cfg)
 
 
-def whisper_model(cfg: AsrConfig):  # kept for callers of the earlier API
-    from .asr_whisper import whisper_model as load
-
-    return load(cfg)
-
-
 _OPENCC = None
 
 
@@ -249,9 +243,3 @@ def transcribe(audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConf
     t = _Transcriber(audio, sr, cfg, backend)
     t.run(groups)
     return t.stats.as_info()
-
-
-def transcribe_segments(audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConfig | None = None, progress=None) -> list[Segment]:
-    """The earlier API: transcribe in place and return the segments."""
-    transcribe(audio, sr, segments, cfg)
-    return segments
