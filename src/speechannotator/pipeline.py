@@ -57,6 +57,17 @@ def label_language(segments: list[Segment], forced: str = "auto") -> str:
     return "zh" if weight["zh"] > weight["other"] else "en"
 
 
+def resolve_local_model(config: Config) -> Config:
+    """`local_llm.model = "auto"` becomes the best installed model before anything is
+    fingerprinted, so a resume never mixes answers of two models."""
+    if config.agents.backend != "local" or config.local_llm.model != "auto":
+        return config
+    from .assets import resolve_local_llm
+
+    name = resolve_local_llm("auto").name
+    return config.model_copy(update={"local_llm": config.local_llm.model_copy(update={"model": name})})
+
+
 def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
@@ -67,11 +78,12 @@ class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
     def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend=None):
-        self.config = config or Config()
+        self.config = resolve_local_model(config or Config())
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.store = StateStore(self.out_dir / STATE_FILE)
         self._backend = backend
+        self._owns_backend = backend is None  # a caller's backend is the caller's to close
 
     @property
     def backend(self):
@@ -82,7 +94,16 @@ class Annotator:
         return self._backend
 
     def close(self) -> None:
-        self.store.close()
+        """Close the state and the backend (stopping a local LLM server the backend owns)."""
+        backend = self._backend
+        if self._owns_backend:
+            self._backend = None
+        try:
+            closer = getattr(backend, "close", None) if self._owns_backend else None
+            if callable(closer):
+                closer()
+        finally:
+            self.store.close()
 
     # -- stages ------------------------------------------------------------------------
 

@@ -9,6 +9,12 @@ __all__ = ["Backend", "ComposeTask", "LabelTask", "ReviewTask", "make_backend"]
 
 
 def make_backend(config: Config) -> Backend:
+    """The configured backend; a `local` one owns a llama.cpp server: call its close()."""
+    if config.agents.backend == "local":
+        from .local_backend import LocalBackend
+        from .rules import RulesBackend
+
+        return LocalBackend(config, fallback=RulesBackend())
     if config.agents.backend == "openai":
         from .openai_backend import OpenAIBackend
         from .rules import RulesBackend

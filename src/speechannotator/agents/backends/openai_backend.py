@@ -62,6 +62,12 @@ class OpenAIOptions:
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
 
 
+def options_from(labeler: EndpointConfig) -> OpenAIOptions:
+    """The output bounds an endpoint section sets."""
+    return OpenAIOptions(max_value_chars=labeler.max_value_chars, max_reason_chars=labeler.max_value_chars,
+                         max_compose_chars=labeler.max_compose_chars)
+
+
 def _admits(name: str, admissible: list[str]) -> bool:
     bare = name[len("speaker."):] if name.startswith("speaker.") else name
     for a in admissible:
@@ -121,12 +127,7 @@ class OpenAIBackend:
     @classmethod
     def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
         """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
-        options = OpenAIOptions(
-            max_value_chars=config.labeler.max_value_chars,
-            max_reason_chars=config.labeler.max_value_chars,
-            max_compose_chars=config.labeler.max_compose_chars,
-        )
-        return cls(config.labeler, config.reviewer, options=options, fallback=fallback)
+        return cls(config.labeler, config.reviewer, options=options_from(config.labeler), fallback=fallback)
 
     # ---- the bounded attempt loop shared by label, review and compose ----------------------
 

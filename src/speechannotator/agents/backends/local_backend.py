@@ -1,0 +1,32 @@
+"""The `local` backend: the openai backend on the project's own llama.cpp server.
+
+The server (servers/local_llm.py) starts with the backend and stops with close(); the
+Annotator closes its backend when it closes, also after an error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+from ...config import Config
+from ...servers.local_llm import LocalLLMServer
+from .base import Backend
+from .openai_backend import OpenAIBackend, options_from
+
+
+class LocalBackend(OpenAIBackend):
+    name = "local"
+
+    def __init__(self, config: Config, *, fallback: Backend | None = None, server: LocalLLMServer | None = None) -> None:
+        # A caller-owned server (tests share one per session) is left running on close().
+        self._owns_server = server is None
+        self.server = server or LocalLLMServer(config.local_llm)
+        self.server.start()
+        try:
+            endpoint = self.server.endpoint(config.labeler)
+            super().__init__(endpoint, None, options=options_from(endpoint), fallback=fallback)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._owns_server:
+            self.server.close()
