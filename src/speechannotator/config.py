@@ -115,6 +115,10 @@ class LocalLLMConfig(_Section):
 class AgentsConfig(_Section):
     # local: the openai backend on the project's own llama.cpp server ([local_llm]).
     backend: Literal["rules", "openai", "local"] = "rules"
+    # Labeled fields the LLM answers (the rules label the rest); None: the backend's default,
+    # all fields for `openai`, LOCAL_LLM_FIELDS for `local` (docs/agents-llm.md says why).
+    llm_fields: list[str] | None = None
+    llm_review: bool = False  # the LLM also reviews its fields after the rules' evidence checks
     review_rounds: int = Field(default=2, ge=0)
     review: bool = True
     context: bool = True

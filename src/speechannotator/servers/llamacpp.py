@@ -28,6 +28,17 @@ from pathlib import Path
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when the parent dies (even by SIGKILL)."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class ServerError(RuntimeError):
     """The llama.cpp server could not be started or answered badly."""
 
@@ -88,6 +99,11 @@ class LlamaServer:
         return self.base_url + "/v1"
 
     @property
+    def pid(self) -> int | None:
+        """The server process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
@@ -109,7 +125,8 @@ class LlamaServer:
         env = dict(os.environ)
         src = str(Path(__file__).resolve().parents[2])  # make the child find this package
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, env=env)
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, env=env,
+                                      preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         address = self._read_announcement()
         self.base_url = address.rstrip("/")
         self._wait_healthy()
@@ -220,8 +237,10 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         print(f"serving {args.model} at {address}/v1 (Ctrl-C stops)", flush=True)
     stop.wait()
-    del server  # the destructor stops llama.cpp's main loop
-    return 0
+    # Exit at once: the destructor waits for an in-flight generation to finish (minutes on a
+    # busy CPU), and a llama.cpp server holds nothing that must be saved.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,8 +90,8 @@ class LocalLLMServer:
         self._server = LlamaServer(gguf, n_ctx=self.settings.n_ctx, n_parallel=self.settings.parallel,
                                    n_threads=threads, startup_timeout_s=self.settings.startup_timeout_s)
         self._server.start()
-        log.info("local LLM %s on %s (%d thread(s), %d slot(s))", self.model.title, self._server.url, threads,
-                 self.settings.parallel)
+        log.info("local LLM %s on %s (%d thread(s), %d slot(s), pid %s)", self.model.title, self._server.url, threads,
+                 self.settings.parallel, self._server.pid)
         return self
 
     @property

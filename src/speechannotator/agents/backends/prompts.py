@@ -90,6 +90,15 @@ def _compact(value: Any) -> Any:
     return value
 
 
+_STABLE_CONTEXT = ("recording_summary", "speaker_history")
+
+
+def stable_first(context: dict[str, Any]) -> dict[str, Any]:
+    """Context keys that change least between segments first (prompt prefix reuse)."""
+    return {**{k: context[k] for k in _STABLE_CONTEXT if k in context},
+            **{k: v for k, v in context.items() if k not in _STABLE_CONTEXT}}
+
+
 def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
     """{name: value} with the unit and a reliability below 1 folded into one short string.
 
@@ -97,7 +106,8 @@ def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
     list-of-objects form alone was ~1,500 tokens of an 8k-token prompt.
     """
     out: dict[str, Any] = {}
-    for name in sorted(evidence):
+    # Speaker-level items (the same for all of a speaker's segments) before the segment's own.
+    for name in sorted(evidence, key=lambda n: (not n.startswith("speaker."), n)):
         ev = evidence[name]
         value = _compact(ev.value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and (ev.unit or ev.reliability < 1.0):
@@ -162,11 +172,14 @@ def label_messages(
         f"{DATA_RULE}\n"
         f"Write every value in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
     )
+    # Most stable first, so consecutive calls share a long cached prefix on the server: the
+    # contracts (same per field set), the recording summary, the speaker's history and
+    # speaker-level evidence (same per speaker), then what is this segment's own.
     payload: dict[str, Any] = {
-        "segment": _segment_json(segment),
-        "evidence": evidence_json(evidence),
-        "context": _compact(context),
         "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
+        "context": _compact(stable_first(context)),
+        "evidence": evidence_json(evidence),
+        "segment": _segment_json(segment),
     }
     requests = {f: revision_requests[f] for f in fields if revision_requests.get(f)}
     if requests:

@@ -1,0 +1,246 @@
+"""Does the review loop repair an LLM labeler? Closed-field accuracy on benches with known truth.
+
+For every case of a bench (an audio file with a reference JSON in the output format), the
+reference timeline is fixed and the rules pipeline runs once (priors, plan, rules labels and
+their review): the *rules default*. The LLM then labels the measured fields on a copy of that
+state (round 0: *no review*), and each review variant runs the bounded loop on its own copy of
+those round-0 labels:
+
+- `rules-checks`: the rules' evidence-grounded checks review the LLM's labels and the LLM
+  relabels what they flag, from the request as the checks wrote it;
+- `rules-checks+evidence`: the same, with the request carrying the evidence values the field
+  was checked against (the default of RoutedBackend);
+- `llm`: the LLM reviews its own labels (the plain openai backend's loop).
+
+Fields (agent predictions before speaker-level regularization, so review is measured on its
+own): gender (exact), pitch and speed (level class low / medium / high from the description),
+background_sound (present or none). Per variant: accuracy, fields flagged, relabels that fixed
+a wrong field, broke a right one, or changed nothing that counts.
+
+    nice -n 10 python benchmarks/review_loop_bench.py --model 0.5b --out bench_results/review_loop [--cases N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from speechannotator import agents  # noqa: E402
+from speechannotator.agents.backends.local_backend import LocalBackend  # noqa: E402
+from speechannotator.agents.backends.phrases_en import PITCH_PARSE, SPEED_PARSE  # noqa: E402
+from speechannotator.agents.backends.routed import RoutedBackend  # noqa: E402
+from speechannotator.agents.backends.rules import RulesBackend  # noqa: E402
+from speechannotator.agents.backends.rules_review import parse_level  # noqa: E402
+from speechannotator.audio import load_audio  # noqa: E402
+from speechannotator.config import load_config  # noqa: E402
+from speechannotator.pipeline import Annotator  # noqa: E402
+from speechannotator.schema import canonical_closed, is_empty_marker  # noqa: E402
+from speechannotator.servers.local_llm import LocalLLMServer  # noqa: E402
+from speechannotator.state import StateStore  # noqa: E402
+
+FIELDS = ("gender", "pitch", "speed", "background_sound")
+VARIANTS = ("rules-checks", "rules-checks+evidence", "llm")
+
+
+def _sign(level: int | None) -> int | None:
+    return None if level is None else (level > 0) - (level < 0)
+
+
+def field_class(field: str, value) -> str | None:
+    """The class a value claims, comparable between reference and prediction (None: unparsable)."""
+    if value is None:
+        return None
+    text = str(value)
+    if field == "gender":
+        return canonical_closed("gender", text)
+    if field == "pitch":
+        s = _sign(parse_level(text, PITCH_PARSE))
+        return None if s is None else str(s)
+    if field == "speed":
+        s = _sign(parse_level(text, SPEED_PARSE))
+        return None if s is None else str(s)
+    if field == "background_sound":
+        return "none" if is_empty_marker(text) else "present"
+    raise ValueError(field)
+
+
+def truth(case_json: Path) -> dict[str, dict[str, str | None]]:
+    """{seg_key: {field: class}} from a reference in the output format (time order)."""
+    ref = json.loads(case_json.read_text(encoding="utf-8"))
+    return {f"seg_{i:05d}": {f: field_class(f, r.get(f)) for f in FIELDS if r.get(f)} for i, r in enumerate(ref)}
+
+
+def score(preds: dict, gold: dict) -> dict[str, list[int]]:
+    """{field: [correct, total]} over the reference values."""
+    out = {f: [0, 0] for f in FIELDS}
+    for key, fields in gold.items():
+        for f, want in fields.items():
+            if want is None:
+                continue
+            out[f][1] += 1
+            p = preds.get((key, f))
+            out[f][0] += int(p is not None and field_class(f, p.value) == want)
+    return out
+
+
+def relabel_effects(trails: dict, gold: dict) -> dict[str, int]:
+    """Round-0 label vs final label, over the (key, field) pairs that were relabeled."""
+    fx = {"relabeled": 0, "fixed": 0, "broke": 0, "unchanged": 0}
+    for (key, f), trail in trails.items():
+        want = gold.get(key, {}).get(f)
+        if f not in FIELDS or want is None or len(trail) < 2:
+            continue
+        fx["relabeled"] += 1
+        before = field_class(f, trail[0].value) == want
+        after = field_class(f, trail[-1].value) == want
+        fx["fixed" if after and not before else "broke" if before and not after else "unchanged"] += 1
+    return fx
+
+
+def _reset_agents(db: Path, rec: str) -> None:
+    """Forget labels and review (keep timeline, evidence and contracts)."""
+    with sqlite3.connect(db) as c:
+        c.execute("DELETE FROM predictions WHERE rec=?", (rec,))
+        c.execute("DELETE FROM verdicts WHERE rec=?", (rec,))
+        c.execute("DELETE FROM stages WHERE rec=? AND stage IN ('label','review','finalize')", (rec,))
+
+
+def _copy_state(src: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst / "state.sqlite") as b:
+        a.backup(b)  # a consistent copy, WAL included
+    return dst / "state.sqlite"
+
+
+class _PlainRequests(RoutedBackend):
+    """RoutedBackend whose relabel requests are the checks' text without the evidence values."""
+
+    def review(self, task):
+        return dict(self.rules.review(task))
+
+
+def _summarize(counts: dict[str, list[int]]) -> dict:
+    total = [sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values())]
+    return {"per_field": {f: f"{c[0]}/{c[1]}" for f, c in counts.items()},
+            "accuracy": round(100.0 * total[0] / max(1, total[1]), 1), "correct": total[0], "total": total[1]}
+
+
+def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[str], threads: int,
+        names: list[str] | None = None) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    audio_files = sorted(p for p in bench.iterdir() if p.suffix in (".flac", ".wav") and (not names or p.stem in names))
+    audio_files = audio_files[: cases or None]
+    rules_cfg = load_config(overrides={"agents": {"backend": "rules"}})
+    llm_cfg = load_config(overrides={"agents": {"backend": "local", "llm_fields": list(FIELDS)},
+                                     "local_llm": {"model": model, "threads": threads}})
+    server = LocalLLMServer(llm_cfg.local_llm)
+    results: dict = {"model": model, "cases": [p.stem for p in audio_files], "timings_s": {}}
+    tally = {k: {f: [0, 0] for f in FIELDS} for k in ("rules", "rules_no_review", "llm_no_review", *variants)}
+    effects = {v: {"flagged": 0, "relabeled": 0, "fixed": 0, "broke": 0, "unchanged": 0} for v in variants}
+    t_llm = {"label": 0.0, **{v: 0.0 for v in variants}}
+    n_segments = 0
+    audio_s = 0.0
+    with server:
+        llm = LocalBackend(llm_cfg, fallback=RulesBackend(), server=server)
+        for path in audio_files:
+            rec, gold = path.stem, truth(path.with_suffix(".json"))
+            n_segments += len(gold)
+            base = out / rec / "rules"
+            ann = Annotator(base, rules_cfg)
+            try:
+                res = ann.annotate(path, timeline=path.with_suffix(".json"))
+                assert res.ok, res.error
+                trails = ann.store.predictions(rec, all_rounds=True)
+            finally:
+                ann.close()
+            audio = load_audio(path)
+            audio_s += audio.duration
+            add(tally["rules"], score({k: t[-1] for k, t in trails.items()}, gold))
+            add(tally["rules_no_review"], score({k: t[0] for k, t in trails.items()}, gold))
+            # Round 0 of the LLM, once; every review variant starts from a copy of it.
+            db0 = _copy_state(base / "state.sqlite", out / rec / "llm_round0")
+            _reset_agents(db0, rec)
+            store = StateStore(db0)
+            t = time.perf_counter()
+            agents.label(store, rec, RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True), llm_cfg, audio)
+            t_llm["label"] += time.perf_counter() - t
+            round0 = store.predictions(rec)
+            store.close()
+            add(tally["llm_no_review"], score(round0, gold))
+            for v in variants:
+                db = _copy_state(db0, out / rec / v)
+                store = StateStore(db)
+                if v == "llm":
+                    backend = RoutedBackend(llm, RulesBackend(), list(FIELDS), llm_review=True, compact=True)
+                    backend.review = _llm_only_review(backend)  # the LLM judges alone
+                elif v == "rules-checks":
+                    backend = _PlainRequests(llm, RulesBackend(), list(FIELDS), compact=True)
+                else:
+                    backend = RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True)
+                t = time.perf_counter()
+                agents.review(store, rec, backend, llm_cfg, audio)
+                t_llm[v] += time.perf_counter() - t
+                trails = store.predictions(rec, all_rounds=True)
+                verdicts = store.verdicts(rec)
+                store.close()
+                add(tally[v], score({k: tr[-1] for k, tr in trails.items()}, gold))
+                effects[v]["flagged"] += sum(1 for (k, f), vs in verdicts.items() if f in FIELDS
+                                             and k in gold and not vs[0].accepted)
+                for name, n in relabel_effects(trails, gold).items():
+                    effects[v][name] += n
+            print(f"{rec}: done ({len(gold)} segments)", file=sys.stderr, flush=True)
+        results["server"] = server.describe()
+        results["llm_stats"] = llm.stats.as_dict()
+    results["segments"], results["audio_s"] = n_segments, round(audio_s, 1)
+    results["accuracy"] = {k: _summarize(v) for k, v in tally.items()}
+    results["review_effects"] = effects
+    results["timings_s"] = {k: round(v, 1) for k, v in t_llm.items()}
+    results["llm_label_rtf"] = round(t_llm["label"] / max(audio_s, 1e-6), 2)
+    return results
+
+
+def _llm_only_review(backend: RoutedBackend):
+    def review(task):
+        return backend.llm.review(task)
+    return review
+
+
+def add(acc: dict[str, list[int]], part: dict[str, list[int]]) -> None:
+    for f, (c, n) in part.items():
+        acc[f][0] += c
+        acc[f][1] += n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", type=Path, default=ROOT / "benchmarks" / "sa_bench_mini")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "review_loop")
+    ap.add_argument("--model", default="0.5b", choices=["0.5b", "1.5b"])
+    ap.add_argument("--cases", type=int, help="only the first N cases")
+    ap.add_argument("--case", action="append", default=[], help="only these cases (by stem; repeatable)")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: one per idle core)")
+    args = ap.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        ap.error(f"unknown variants: {bad}")
+    if args.out.exists():
+        shutil.rmtree(args.out)
+    res = run(args.bench, args.out, args.model, args.cases, variants, args.threads, args.case)
+    text = json.dumps(res, indent=2, ensure_ascii=False)
+    (args.out / "results.json").write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

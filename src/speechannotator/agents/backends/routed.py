@@ -1,0 +1,99 @@
+"""Per-field routing: an LLM thinks about some fields, the rules about the others.
+
+`agents.llm_fields` names the labeled fields the LLM answers; the rules backend labels the
+rest. Review is evidence-grounded first: the rules' checks (a value the acoustic evidence or
+the speaker's history contradicts) run on every prediction, whoever made it, and a request
+they write for an LLM field carries the evidence values it was checked against, so the model
+relabels against numbers rather than a bare "revise". With `agents.llm_review` the LLM also
+reviews its own fields (consistency with transcript and context), after the rules accepted them.
+Composition (caption, contextual inference) is the LLM's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...records import Evidence, Prediction, Verdict
+from .base import Backend, ComposeTask, LabelTask, ReviewTask
+from .openai_backend import OpenAIBackend, citable
+from .prompts import evidence_json
+
+
+def _fields_evidence(fields: list[str], contracts, evidence: dict[str, Evidence], compact: bool = False) -> dict[str, Evidence]:
+    """The evidence the contracts of `fields` admit; `compact`: only the names in their
+    priority lists (and those names at speaker level), a prompt a small model reads quickly."""
+    names: set[str] = set()
+    for f in fields:
+        if compact and contracts.get(f) is not None and contracts[f].priority:
+            for n in contracts[f].priority:
+                names.update((n, n if n.startswith("speaker.") else f"speaker.{n}"))
+        else:
+            names.update(citable(f, contracts, evidence, audio=False, context=False))
+    return {n: e for n, e in evidence.items() if n in names}
+
+
+def request_with_evidence(verdict: Verdict, field: str, contracts, evidence: dict[str, Evidence], limit: int = 6) -> str:
+    """The request plus the values of the field's admitted evidence in priority order."""
+    contract = contracts.get(field)
+    names = [n for n in (contract.priority if contract else []) if n in evidence]
+    names += [n for n in citable(field, contracts, evidence, audio=False, context=False)
+              if n in evidence and n not in names]
+    shown = evidence_json({n: evidence[n] for n in names[:limit]})
+    if not shown:
+        return verdict.request
+    facts = "; ".join(f"{k} = {v}" for k, v in shown.items())
+    return f"{verdict.request} Evidence: {facts}."
+
+
+class RoutedBackend:
+    """Backend protocol: `llm` for `llm_fields` (and compose), `rules` for the other fields."""
+
+    def __init__(self, llm: OpenAIBackend, rules: Backend, llm_fields: list[str], *, llm_review: bool = False,
+                 compact: bool = False) -> None:
+        self.llm, self.rules = llm, rules
+        self.compact = compact  # send only the contracts' priority evidence (small local models)
+        self.llm_fields = frozenset(llm_fields)
+        self.llm_review = llm_review
+        self.name = f"{llm.name}+rules"
+        self.stats = llm.stats
+
+    @property
+    def audio_enabled(self) -> bool:
+        return self.llm.audio_enabled
+
+    def label(self, task: LabelTask) -> dict[str, Prediction]:
+        mine = [f for f in task.fields if f in self.llm_fields]
+        theirs = [f for f in task.fields if f not in self.llm_fields]
+        out: dict[str, Prediction] = {}
+        if theirs:
+            out.update(self.rules.label(replace(task, fields=theirs, audio_wav=None)))
+        if mine:
+            evidence = _fields_evidence(mine, task.contracts, task.evidence, self.compact)
+            contracts = {f: c for f, c in task.contracts.items() if f in mine}
+            out.update(self.llm.label(replace(task, fields=mine, evidence=evidence, contracts=contracts)))
+        return out
+
+    def review(self, task: ReviewTask) -> dict[str, Verdict]:
+        verdicts = dict(self.rules.review(task))
+        for f, v in verdicts.items():
+            if f in self.llm_fields and not v.accepted:
+                v.request = request_with_evidence(v, f, task.contracts, task.evidence)
+        if self.llm_review:
+            passed = {f: p for f, p in task.predictions.items() if f in self.llm_fields and verdicts.get(f, None)
+                      and verdicts[f].accepted}
+            if passed:
+                evidence = _fields_evidence(list(passed), task.contracts, task.evidence, self.compact)
+                sub = replace(task, predictions=passed, evidence=evidence,
+                              contracts={f: c for f, c in task.contracts.items() if f in passed})
+                for f, v in self.llm.review(sub).items():
+                    if not v.accepted:
+                        verdicts[f] = v
+        return verdicts
+
+    def compose(self, task: ComposeTask) -> dict[str, str]:
+        return self.llm.compose(task)
+
+    def close(self) -> None:
+        closer = getattr(self.llm, "close", None)
+        if callable(closer):
+            closer()

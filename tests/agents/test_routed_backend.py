@@ -1,0 +1,69 @@
+"""Per-field routing: the LLM's fields, the rules' fields, and evidence-carrying relabel requests."""
+
+from agents_helpers import REC, config, dialogue, make_store
+
+from speechannotator import agents
+from speechannotator.agents.backends import llm_fields, make_backend
+from speechannotator.agents.backends.routed import RoutedBackend
+from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.records import Prediction
+
+
+class ScriptedLLM:
+    """Stands in for the LLM: answers every field it is asked with a fixed value per round, and
+    records the tasks it received (routing is what is under test, not a model's quality)."""
+
+    name = "llm"
+    audio_enabled = False
+
+    def __init__(self, answers):
+        self.answers, self.tasks, self.stats = answers, [], None
+
+    def label(self, task):
+        self.tasks.append(task)
+        pick = self.answers[min(task.round, len(self.answers) - 1)]
+        return {f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
+                for f in task.fields}
+
+    def review(self, task):
+        raise AssertionError("the LLM reviews only with llm_review")
+
+    def compose(self, task):
+        return {"caption": "c", "contextual_inference": "i"}
+
+
+def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_path):
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    # Round 0: a speed two levels below seg 0's measured 6.4 syllables/s; round 1: what the evidence says.
+    llm = ScriptedLLM([{"speed": "语速很慢，拖沓", "emotion": "平静（较弱）"}, {"speed": "语速较快", "emotion": "平静（较弱）"}])
+    backend = RoutedBackend(llm, RulesBackend(), ["speed", "emotion"], compact=True)
+    agents.plan(store, REC, cfg, "zh")
+    agents.label(store, REC, backend, cfg, None)
+    first = [t for t in llm.tasks if t.round == 0]
+    assert {tuple(sorted(t.fields)) for t in first} == {("emotion", "speed")}
+    # Compact evidence: only the contracts' priority names, not every admitted item.
+    assert "rate.units_per_s" in first[0].evidence and "voice.hnr_db" not in first[0].evidence
+    preds = store.predictions(REC)
+    assert preds[("seg_00000", "gender")].backend == "rules" and preds[("seg_00000", "speed")].backend == "llm"
+    agents.review(store, REC, backend, cfg, None)
+    relabel = [t for t in llm.tasks if t.round == 1]
+    assert relabel, "the rules' checks flagged no LLM speed"
+    req = next(t for t in relabel if t.segment.key == "seg_00000").revision_requests["speed"]
+    assert "rate.units_per_s = 6.4" in req  # the number the value contradicts travels with the request
+    trail = store.predictions(REC, all_rounds=True)[("seg_00000", "speed")]
+    assert [p.round for p in trail] == [0, 1] and trail[-1].value == "语速较快"
+    # Rules fields are never sent to the LLM.
+    assert all(set(t.fields) <= {"speed", "emotion"} for t in llm.tasks)
+
+
+def test_local_default_fields_and_unknown_fields_are_refused():
+    assert llm_fields(config(backend="local")) == ["emotion", "tone"]
+    assert len(llm_fields(config(backend="openai"))) == 13
+    try:
+        make_backend(config(backend="local", llm_fields=["caption"]))
+    except ValueError as exc:
+        assert "caption" in str(exc)
+    else:
+        raise AssertionError("a composed field was accepted as an LLM label field")
