@@ -110,6 +110,8 @@ class LocalLLMConfig(_Section):
     parallel: int = Field(default=1, ge=1)  # server slots (concurrent requests)
     n_ctx: int = Field(default=8192, ge=2048)  # context tokens per slot
     startup_timeout_s: float = 120.0
+    # Per call: the server is ours and local, and a busy CPU makes a call take minutes.
+    timeout_s: float = Field(default=900.0, gt=0)
 
 
 class AgentsConfig(_Section):
@@ -142,7 +144,7 @@ class Config(_Section):
     def fingerprint_fields(self) -> str:
         """Settings that change results; part of a recording's resume fingerprint."""
         return self.model_dump_json(exclude={"asr": {"cpu_threads"}, "labeler": {"timeout_s"}, "reviewer": {"timeout_s"},
-                                             "local_llm": {"threads", "startup_timeout_s"}})
+                                             "local_llm": {"threads", "startup_timeout_s", "timeout_s"}})
 
 
 GPU_PRESET: dict = {

@@ -103,7 +103,8 @@ class LocalLLMServer:
     def endpoint(self, base: EndpointConfig) -> EndpointConfig:
         """`base` (bounds, retries, temperature) pointed at this server; the local models hear no audio."""
         return base.model_copy(update={"url": self.url, "model": self.model.title, "audio": False,
-                                       "api_key_env": "SPEECHANNOTATOR_LOCAL_LLM_KEY"})
+                                       "api_key_env": "SPEECHANNOTATOR_LOCAL_LLM_KEY",
+                                       "timeout_s": max(base.timeout_s, self.settings.timeout_s)})
 
     def describe(self) -> str:
         i = self.info
