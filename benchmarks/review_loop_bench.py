@@ -134,7 +134,7 @@ def _summarize(counts: dict[str, list[int]]) -> dict:
 
 
 def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[str], threads: int,
-        names: list[str] | None = None) -> dict:
+        names: list[str] | None = None, max_segments: int | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     audio_files = sorted(p for p in bench.iterdir() if p.suffix in (".flac", ".wav") and (not names or p.stem in names))
     audio_files = audio_files[: cases or None]
@@ -151,18 +151,25 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
     with server:
         llm = LocalBackend(llm_cfg, fallback=RulesBackend(), server=server)
         for path in audio_files:
-            rec, gold = path.stem, truth(path.with_suffix(".json"))
+            rec, ref = path.stem, path.with_suffix(".json")
+            if max_segments:  # the first N reference segments only: a shorter fixed timeline
+                (out / rec).mkdir(parents=True, exist_ok=True)
+                short = json.loads(ref.read_text(encoding="utf-8"))[:max_segments]
+                ref = out / rec / f"{rec}.json"
+                ref.write_text(json.dumps(short, ensure_ascii=False), encoding="utf-8")
+            gold = truth(ref)
             n_segments += len(gold)
             base = out / rec / "rules"
             ann = Annotator(base, rules_cfg)
             try:
-                res = ann.annotate(path, timeline=path.with_suffix(".json"))
+                res = ann.annotate(path, timeline=ref)
                 assert res.ok, res.error
                 trails = ann.store.predictions(rec, all_rounds=True)
+                span = max(seg.end for seg in ann.store.segments(rec))
             finally:
                 ann.close()
             audio = load_audio(path)
-            audio_s += audio.duration
+            audio_s += min(audio.duration, span)  # the annotated span (RTF denominator)
             add(tally["rules"], score({k: t[-1] for k, t in trails.items()}, gold))
             add(tally["rules_no_review"], score({k: t[0] for k, t in trails.items()}, gold))
             # Round 0 of the LLM, once; every review variant starts from a copy of it.
@@ -225,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "bench_results" / "review_loop")
     ap.add_argument("--model", default="0.5b", choices=["0.5b", "1.5b"])
     ap.add_argument("--cases", type=int, help="only the first N cases")
+    ap.add_argument("--max-segments", type=int, help="only the first N segments of each case")
     ap.add_argument("--case", action="append", default=[], help="only these cases (by stem; repeatable)")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: one per idle core)")
@@ -235,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown variants: {bad}")
     if args.out.exists():
         shutil.rmtree(args.out)
-    res = run(args.bench, args.out, args.model, args.cases, variants, args.threads, args.case)
+    res = run(args.bench, args.out, args.model, args.cases, variants, args.threads, args.case, args.max_segments)
     text = json.dumps(res, indent=2, ensure_ascii=False)
     (args.out / "results.json").write_text(text + "\n", encoding="utf-8")
     print(text)
