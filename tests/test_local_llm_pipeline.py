@@ -46,31 +46,34 @@ def _cli(*args: str) -> list[str]:
 def test_a_short_file_is_annotated_end_to_end_by_the_local_05b(tmp_path):
     audio, sr = sf.read(EXAMPLE)
     short = tmp_path / "short.flac"
-    sf.write(short, audio[: int(10.5 * sr)], sr)  # the first two turns (female, then male)
-    settings = tmp_path / "settings.toml"
-    settings.write_text("[local_llm]\nthreads = 1\n")  # the test suite shares its cores
+    sf.write(short, audio[: int(3.0 * sr)], sr)  # the first turn: "Tell me about mister John Dashwood."
     out = tmp_path / "out"
-    proc = subprocess.run(_cli(str(short), "-o", str(out), "--llm", "local:0.5b", "--config", str(settings),
-                               "--no-print", "-q"), capture_output=True, text=True, env=_env(), timeout=900)
+    # Threads are left to the server's choice: one per idle core.
+    proc = subprocess.run(_cli(str(short), "-o", str(out), "--llm", "local:0.5b", "--no-print", "-q"),
+                          capture_output=True, text=True, env=_env(), timeout=850)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "agents: local LLM Qwen2.5-Coder-0.5B-Instruct-Q4_K_M (as named" in proc.stderr
     pid = int(_PID.search(proc.stderr).group(1))
     assert not _alive(pid), "the llama.cpp server outlived the run"
     data = json.loads((out / "short.json").read_text())
     records = validate_records(data)
-    assert all(tuple(d) == OUTPUT_KEYS for d in data) and len(records) >= 2
-    # The acoustic fields stay with the rules: the voices' genders are right.
-    assert [canonical_closed("gender", r.gender) for r in records[:2]] == ["female", "male"]
+    assert all(tuple(d) == OUTPUT_KEYS for d in data) and len(records) >= 1
+    assert "john" in records[0].text.lower()  # Whisper base on 3 s: "Mr John Dashwood" or near it
+    # The acoustic fields stay with the rules: the voice's gender is right.
+    assert canonical_closed("gender", records[0].gender) == "female"
     # The LLM's fields came from the model, not from a fallback.
     rows = _predictions(out / "state.sqlite")
     llm_rows = [r for r in rows if r["field"] in ("emotion", "tone")]
     assert llm_rows and all(r["backend"] == "local" for r in llm_rows)
     assert sum(r["status"] == "ok" for r in llm_rows) >= len(llm_rows) // 2, llm_rows
     assert all(r["backend"] == "rules" for r in rows if r["field"] == "gender")
-    # The model wrote the captions: free text in English, different per segment.
+    # The model wrote the captions (a failed compose call logs a warning and falls back to the
+    # rules): free text in English, different per segment.
+    assert "compose of" not in proc.stderr, proc.stderr[-2000:]
     captions = [r.caption for r in records]
-    assert all(c and not re.search(r"[\u4e00-\u9fff]", c) for c in captions)
+    assert all(len(c) > 20 and not re.search(r"[\u4e00-\u9fff]", c) for c in captions), captions
     assert len(set(captions)) == len(captions)
+    assert records[0].language == "en"  # from the ASR, never from the model
 
 
 def _predictions(db: Path) -> list[dict]:
@@ -85,7 +88,7 @@ def test_ctrl_c_stops_the_local_server(tmp_path):
     timeline = tmp_path / "dialogue.seglst.json"
     timeline.write_text(json.dumps(ref))
     settings = tmp_path / "settings.toml"
-    settings.write_text("[local_llm]\nthreads = 1\n[priors]\ndnsmos = false\nenhance = false\n")
+    settings.write_text("[priors]\ndnsmos = false\nenhance = false\n")
     proc = subprocess.Popen(_cli(str(EXAMPLE), "-o", str(tmp_path / "out"), "--timeline", str(timeline), "--llm",
                                  "local:0.5b", "--config", str(settings), "--no-print", "-q"),
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env())

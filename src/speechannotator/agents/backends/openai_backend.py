@@ -23,6 +23,7 @@ from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from . import prompts
 from .base import Backend, ComposeTask, LabelTask, ReviewTask
+from .compose_check import compose_conflict
 from .json_schemas import (
     AnswerError,
     compose_schema,
@@ -353,6 +354,11 @@ class OpenAIBackend:
 
         def parse(obj: dict[str, Any], ks: list[str], _audio: bool):
             good, bad = parse_compose_answer(obj, ks)
+            for k in list(good):
+                problem = compose_conflict(good[k], task.values, lang, k)
+                if problem:  # asked again (at a higher temperature), then the rules' text
+                    bad[k] = problem
+                    del good[k]
             return good, bad, 0
 
         good, failed, _ = self._run(

@@ -262,8 +262,15 @@ def compose_messages(
         "evidence": evidence_json(evidence),
         "context": context,
     }
+    # No example sentences here: small models copy an example verbatim instead of describing
+    # this segment (measured with the 0.5B; docs/agents-llm.md).
     parts = [
-        "Fields to write:\n" + _field_lines(["caption", "contextual_inference"], lang),
+        "Fields to write:\n"
+        "- caption: 2-3 sentences on how this speaker sounds in this segment, in your own words, from the "
+        "attribute values in the data (gender, age, accent, pitch, speed, emotion, tone, texture) and the "
+        "background; agree with every attribute value\n"
+        "- contextual_inference: 1-2 sentences on the likely situation and the speaker's state, grounded in "
+        "the transcript, the context and the attributes",
         'Answer as {"caption": ..., "contextual_inference": ...}.',
     ]
     if schema_in_prompt is not None:

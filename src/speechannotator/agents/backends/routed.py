@@ -19,6 +19,11 @@ from .openai_backend import OpenAIBackend, citable
 from .prompts import evidence_json
 
 
+# Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
+COMPOSE_EVIDENCE = frozenset({"pitch.median_hz", "rate.units_per_s", "pause.ratio", "emotion.arousal",
+                              "emotion.valence_text", "scene.background", "snr.db"})
+
+
 def _fields_evidence(fields: list[str], contracts, evidence: dict[str, Evidence], compact: bool = False) -> dict[str, Evidence]:
     """The evidence the contracts of `fields` admit; `compact`: only the names in their
     priority lists (and those names at speaker level), a prompt a small model reads quickly."""
@@ -91,6 +96,8 @@ class RoutedBackend:
         return verdicts
 
     def compose(self, task: ComposeTask) -> dict[str, str]:
+        if self.compact:  # the reviewed values say it all; keep the few numbers a caption may use
+            task = replace(task, evidence={n: e for n, e in task.evidence.items() if n in COMPOSE_EVIDENCE})
         return self.llm.compose(task)
 
     def close(self) -> None:
