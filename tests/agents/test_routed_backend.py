@@ -82,3 +82,29 @@ def test_a_caption_that_contradicts_the_reviewed_gender_or_copies_the_example_is
     # The example is refused for any gender (it describes no segment).
     assert "example" in compose_conflict("A middle-aged male voice in standard American English, fast and tense.",
                                          {"gender": "male"}, "en")
+
+
+def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_evidence(tmp_path):
+    # The 0.5B copied evidence numbers ("-0.605 st", "2.85 units/s") as values; the checks could
+    # not parse a level and accepted them. Now the evidence decides and the request says so.
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    llm = ScriptedLLM([{"speed": "6.4 units/s", "pitch": "-0.605 st"}, {"speed": "语速较快", "pitch": "音调偏高"}])
+    backend = RoutedBackend(llm, RulesBackend(), ["speed", "pitch"], compact=True)
+    agents.plan(store, REC, cfg, "zh")
+    agents.label(store, REC, backend, cfg, None)
+    agents.review(store, REC, backend, cfg, None)
+    verdicts = store.verdicts(REC)
+    first = verdicts[("seg_00000", "speed")][0]
+    assert not first.accepted and "rate.units_per_s = 6.4" in first.request and "建议" in first.request
+    assert not verdicts[("seg_00000", "pitch")][0].accepted
+    # The rules' own labels always name a level: the new check flags none of them.
+    (tmp_path / "r").mkdir()
+    store2 = make_store(tmp_path / "r", *dialogue())
+    agents.plan(store2, REC, cfg, "zh")
+    rules = RulesBackend()
+    agents.label(store2, REC, rules, cfg, None)
+    agents.review(store2, REC, rules, cfg, None)
+    reasons = [v.reason for vs in store2.verdicts(REC).values() for v in vs if not v.accepted]
+    assert reasons and not any("可核对" in r for r in reasons)  # other checks still fire (seg 2's gender)

@@ -34,6 +34,7 @@ _MSG = {
         "pitch": "音高描述与基频证据相差两个等级以上。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
         "speed": "语速描述与语速证据相差两个等级以上。",
+        "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
         "empty_open": "该字段不应为空，请依据证据描述。",
@@ -49,6 +50,7 @@ _MSG = {
         "pitch": "The pitch description is two or more levels away from the F0 evidence.",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
         "speed": "The speed description is two or more levels away from the rate evidence.",
+        "no_level": "The description names no {what} level that can be checked (such as '{ex}'), while the evidence determines one.",
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
@@ -217,6 +219,9 @@ class _Reviewer:
         if level is not None and said is not None and abs(level - said) >= 2:
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
             return self.reject("pitch", self.M["pitch"], sug)
+        if level is not None and said is None:  # e.g. a number copied from the evidence
+            sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
+            return self.reject("pitch", self.M["no_level"].format(what=self._word("pitch"), ex=sug), sug)
         return self.accept("pitch", "matches the F0 class" if level is not None else "no F0 evidence")
 
     def _speed(self, p: Prediction) -> Verdict:
@@ -225,6 +230,9 @@ class _Reviewer:
         said = parse_level(str(p.value), self.P.SPEED_PARSE)
         if level is not None and said is not None and conf >= 0.5 and abs(level - said) >= 2:
             return self.reject("speed", self.M["speed"], label_speed(self.view("speed"), self.task.segment, self.P).value)
+        if level is not None and said is None and conf >= 0.5:
+            sug = label_speed(self.view("speed"), self.task.segment, self.P).value
+            return self.reject("speed", self.M["no_level"].format(what=self._word("speed"), ex=sug), sug)
         return self.accept("speed", "matches the rate class" if level is not None else "no rate evidence")
 
     def _paralinguistic(self, p: Prediction) -> Verdict:
@@ -235,6 +243,9 @@ class _Reviewer:
             sug = label_paralinguistic(self.view("paralinguistic"), self.task.segment, self.P, True).value
             return self.reject("paralinguistic", self.M["para"], sug)
         return self.accept("paralinguistic", "not contradicted by event evidence")
+
+    def _word(self, field: str) -> str:
+        return {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}[self.lang][field]
 
     def _open_nonempty(self, field: str, p: Prediction) -> Verdict:
         if is_empty_marker(p.value):
