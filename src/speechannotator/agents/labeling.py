@@ -13,9 +13,8 @@ import wave
 import numpy as np
 
 from ..audio import Audio
-from ..config import Config
 from ..records import Contract, Evidence, Prediction, Segment
-from ..state import StateStore
+from ..stages import StageContext, StageName
 from .backends.base import Backend, LabelTask
 from .context import admitted_evidence, task_context
 
@@ -75,14 +74,15 @@ def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     return out
 
 
-def label(store: StateStore, rec: str, backend: Backend, config: Config, audio: Audio | None) -> None:
+def label(ctx: StageContext) -> None:
     """Round 0: predict every contracted field of every segment; one transaction with the mark."""
+    store, rec, backend, audio = ctx.store, ctx.rec, ctx.backend, ctx.audio
     segments = store.segments(rec)
     evidence = store.evidence(rec)
     contracts = store.contracts(rec)
     if segments and not contracts:
         raise ValueError(f"{rec}: no contracts in the state; run the plan stage first")
-    lang = label_language(store, rec, contracts)
+    lang = ctx.label_language
     preds: list[Prediction] = []
     for seg in segments:
         fields = sorted({f for (k, f) in contracts if k == seg.key})
@@ -92,19 +92,8 @@ def label(store: StateStore, rec: str, backend: Backend, config: Config, audio: 
         task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
         preds.extend(call_label(backend, task).values())
     with store.transaction() as c:
-        c.execute("DELETE FROM predictions WHERE rec=?", (rec,))
-        c.execute("DELETE FROM verdicts WHERE rec=?", (rec,))
+        store.clear_predictions(c, rec)
         store.write_predictions(c, rec, preds)
         failed = sum(p.status == "failed" for p in preds)
-        store.mark_stage(c, rec, "label", {"predictions": len(preds), "failed": failed,
+        store.mark_stage(c, rec, StageName.LABEL, {"predictions": len(preds), "failed": failed,
                                            "backend": getattr(backend, "name", "")})
-
-
-def label_language(store: StateStore, rec: str, contracts: dict[tuple[str, str], Contract]) -> str:
-    """The label language the planner chose (recorded with its stage mark)."""
-    info = store.stage_info(rec, "plan") or {}
-    if info.get("label_lang") in ("zh", "en"):
-        return info["label_lang"]
-    for c in contracts.values():  # older states: the contracts' objectives are localized
-        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.objective) else "en"
-    return "en"

@@ -16,11 +16,10 @@ from ..agents.backends import phrases_en, phrases_zh
 from ..agents.backends.base import Backend, ComposeTask
 from ..agents.backends.rules_calibration import TAG_PAUSE_S
 from ..agents.context import HISTORY, admitted_evidence, task_context
-from ..config import Config
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
                       closed_value, is_empty_marker, validate_records)
-from ..state import StateStore
+from ..stages import StageContext, StageName
 
 SPEAKER_FIELDS = ("gender", "age", "accent")
 STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
@@ -152,9 +151,8 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}
 
 
-def finalize(store: StateStore, rec: str, backend: Backend, config: Config, label_lang: str) -> list[SegmentRecord]:
-    if label_lang not in ("zh", "en"):
-        raise ValueError(f"label language must be 'zh' or 'en', got {label_lang!r}")
+def finalize(ctx: StageContext) -> list[SegmentRecord]:
+    store, rec, backend, config, label_lang = ctx.store, ctx.rec, ctx.backend, ctx.config, ctx.label_language
     segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
     preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
     order: list[str] = []
@@ -195,5 +193,5 @@ def finalize(store: StateStore, rec: str, backend: Backend, config: Config, labe
     records = validate_records([d for _, d in items])
     with store.transaction() as c:
         store.write_records(c, rec, items)
-        store.mark_stage(c, rec, "finalize", {"records": len(items), "speakers": len(order)})
+        store.mark_stage(c, rec, StageName.FINALIZE, {"records": len(items), "speakers": len(order)})
     return records
