@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from . import agents
 from .audio import Audio, AudioError, fingerprint, load_audio
@@ -22,14 +22,20 @@ from .output.finalize import finalize
 from .output.write import stored_records, write
 from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
+
+if TYPE_CHECKING:
+    from .agents.backends.base import Backend
 from .state import STATE_FILE, StateStore
 
 log = logging.getLogger("speechannotator")
 
 @dataclass
 class AnnotationResult:
+    """One recording's outcome, with the settings it ran with (as a transcription result carries its options)."""
+
     path: Path
     rec: str
+    config: Config
     output: Path | None = None
     records: list[SegmentRecord] = field(default_factory=list)
     skipped: bool = False
@@ -83,10 +89,10 @@ def run_priors(ctx: StageContext) -> None:
             from .frontend.enhance import enhance
 
             t = time.perf_counter()
-            enhanced = enhance(ctx.audio, cfg)
+            enhanced = enhance(ctx.audio, cfg.priors)
             ctx.timings["enhance"] = time.perf_counter() - t
         t = time.perf_counter()
-        evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, config=cfg)
+        evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, settings=cfg.priors)
         ctx.timings["extract_priors"] = time.perf_counter() - t
     with store.transaction() as c:
         store.write_evidence(c, rec, evidence)
@@ -118,7 +124,7 @@ STAGES: tuple[Stage, ...] = (
 class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
-    def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend=None):
+    def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend: Backend | None = None):
         self.config = config or Config()
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +132,7 @@ class Annotator:
         self._backend = backend
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         if self._backend is None:
             from .agents.backends import make_backend
 
@@ -156,7 +162,7 @@ class Annotator:
         """Annotate one recording; errors are returned in the result, never raised."""
         path = Path(path)
         rec = rec or path.stem
-        result = AnnotationResult(path=path, rec=rec)
+        result = AnnotationResult(path=path, rec=rec, config=self.config)
         out_path = self.out_dir / f"{rec}.json"
         notify = on_stage or (lambda stage: None)
         t0 = time.perf_counter()

@@ -5,7 +5,7 @@ import scipy.signal as ss
 import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.frontend.enhance import enhance
-from speechannotator.priors.settings import PriorsSettings
+from speechannotator.config import PriorsSettings
 
 
 def _audio(x):

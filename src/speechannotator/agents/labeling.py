@@ -1,7 +1,7 @@
 """Labeling Agent (stage 9, round 0) and the relabel call the review loop reuses.
 
 A task per segment carries only contract-admitted evidence and context, the segment's WAV
-bytes when the backend asks for audio (``backend.wants_audio``), and for a relabel only the
+bytes when the backend asks for audio (``Backend.wants_audio``), and for a relabel only the
 flagged fields with their revision requests.
 """
 
@@ -47,13 +47,6 @@ def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str],
                      revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
 
 
-def wants_audio(backend: Backend) -> bool:
-    """Whether to send segment audio: ``wants_audio`` when the backend declares it, else the
-    openai backend's ``audio_enabled`` (its endpoint takes audio)."""
-    flag = getattr(backend, "wants_audio", None)
-    return bool(getattr(backend, "audio_enabled", False) if flag is None else flag)
-
-
 def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     """Run the backend and make sure every requested field comes back as a Prediction of this
     round; a backend fault becomes a failed prediction, never a crashed run."""
@@ -67,7 +60,7 @@ def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     for f in task.fields:
         p = got.get(f)
         if not isinstance(p, Prediction):
-            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=getattr(backend, "name", ""),
+            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name,
                            status="failed", error=err)
         p.key, p.field, p.round = task.segment.key, f, task.round
         out[f] = p
@@ -88,7 +81,7 @@ def label(ctx: StageContext) -> None:
         fields = sorted({f for (k, f) in contracts if k == seg.key})
         if not fields:
             continue
-        wav = segment_wav(audio, seg) if wants_audio(backend) else None
+        wav = segment_wav(audio, seg) if backend.wants_audio else None
         task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
         preds.extend(call_label(backend, task).values())
     with store.transaction() as c:
@@ -96,4 +89,4 @@ def label(ctx: StageContext) -> None:
         store.write_predictions(c, rec, preds)
         failed = sum(p.status == "failed" for p in preds)
         store.mark_stage(c, rec, StageName.LABEL, {"predictions": len(preds), "failed": failed,
-                                           "backend": getattr(backend, "name", "")})
+                                           "backend": backend.name})

@@ -13,7 +13,7 @@ from collections import defaultdict
 from ..records import Prediction, Verdict
 from ..stages import StageContext, StageName
 from ..state import StateStore
-from .labeling import build_task, call_label, segment_wav, wants_audio
+from .labeling import build_task, call_label, segment_wav
 from .review import build_review_task, call_review
 
 
@@ -61,7 +61,7 @@ def review(ctx: StageContext) -> None:
             for seg in segments:
                 if seg.key not in flagged:
                     continue
-                wav = segment_wav(audio, seg) if wants_audio(backend) else None
+                wav = segment_wav(audio, seg) if backend.wants_audio else None
                 task = build_task(seg, sorted(flagged[seg.key]), contracts, segments, evidence, lang,
                                   audio_wav=wav, requests=flagged[seg.key], round=r + 1)
                 relabeled.extend(call_label(backend, task).values())

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import logging
-from typing import Any
 
 import numpy as np
 
 from speechannotator.audio import SAMPLE_RATE, Audio
+from speechannotator.config import PriorsSettings
 
 log = logging.getLogger(__name__)
 
@@ -115,16 +115,13 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
-def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
+def enhance(audio: Audio, settings: PriorsSettings | None = None) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
 
-    ``config`` is a Config, its PriorsSettings section, or None. With
-    enhancement switched off, or when the model cannot load, the original samples are
-    returned (a copy) after one logged warning.
+    ``settings`` is ``Config.priors`` (defaults when None). With enhancement switched off, or
+    when the model cannot load, the original samples are returned (a copy) after one logged warning.
     """
-    from speechannotator.priors.settings import settings_from_config
-
-    s = settings_from_config(config)
+    s = settings or PriorsSettings()
     samples = np.asarray(audio.samples, dtype=np.float32)
     if not s.enhance or s.enhancer in ("none", ""):
         return samples.copy()

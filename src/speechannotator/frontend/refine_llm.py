@@ -86,20 +86,19 @@ def parse_reply(content: str | None, keys: list[str]) -> dict[str, object]:
 
 class LlmRefiner:
     def __init__(self, config: Config, client=None):
-        asr = config.asr
-        self.url = asr.refine_url or config.labeler.url
-        self.model = asr.refine_model or config.labeler.model
+        asr, endpoint = config.asr, config.refiner
+        self.url, self.model = endpoint.url, endpoint.model
         if not self.url or not self.model:
-            raise RefineError("asr.refine 'llm' needs asr.refine_url/refine_model (or the labeler endpoint)")
+            raise RefineError("asr.refine 'llm' needs a [refiner] endpoint (url and model)")
         self.max_change = asr.refine_max_change
-        self.retries = config.labeler.max_retries
+        self.retries = endpoint.max_retries
         self.batch = asr.refine_batch
-        self.temperature = config.labeler.temperature
+        self.temperature = endpoint.temperature
         if client is None:
             from openai import OpenAI
 
-            client = OpenAI(base_url=self.url, api_key=os.environ.get(config.labeler.api_key_env) or "none",
-                            timeout=config.labeler.timeout_s, max_retries=0)
+            client = OpenAI(base_url=self.url, api_key=os.environ.get(endpoint.api_key_env) or "none",
+                            timeout=endpoint.timeout_s, max_retries=0)
         self.client = client
         self._format = {"type": "json_schema", "json_schema": {"name": "refined_transcripts", "schema": SCHEMA, "strict": True}}
 

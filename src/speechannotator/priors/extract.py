@@ -23,7 +23,7 @@ from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
-from speechannotator.priors.settings import PriorsSettings, settings_from_config
+from speechannotator.config import PriorsSettings
 from speechannotator.records import Evidence, Segment, speaker_key
 
 log = logging.getLogger(__name__)
@@ -155,7 +155,7 @@ def extract_priors(
     segments: list[Segment],
     *,
     enhanced: np.ndarray | None = None,
-    config: Any | None = None,
+    settings: PriorsSettings | None = None,
     progress: bool = False,
 ) -> list[Evidence]:
     """All prior evidence for ``segments`` of ``audio``.
@@ -163,7 +163,7 @@ def extract_priors(
     ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
     here if enhancement is enabled, else the original audio stands in.
     """
-    s = settings_from_config(config)
+    s = settings or PriorsSettings()
     _check_inputs(audio, segments, enhanced)
     if enhanced is None:
         from speechannotator.frontend.enhance import enhance

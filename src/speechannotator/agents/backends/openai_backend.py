@@ -118,6 +118,10 @@ class OpenAIBackend:
         self.audio_enabled = accepts_audio(labeler)
         self.fallback = fallback  # used for compose texts the endpoint could not produce
 
+    @property
+    def wants_audio(self) -> bool:
+        return self.audio_enabled
+
     @classmethod
     def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
         """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
