@@ -24,7 +24,7 @@ from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
 
 if TYPE_CHECKING:
-    from .agents.backends.base import Backend
+    from .agents.backend import Backend
 from .state import STATE_FILE, StateStore
 
 log = logging.getLogger("speechannotator")
@@ -134,7 +134,7 @@ class Annotator:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from .agents.backends import make_backend
+            from .agents import make_backend
 
             self._backend = make_backend(self.config)
         return self._backend

@@ -16,7 +16,7 @@ from .schema import LabelLanguage
 from .state import StateStore
 
 if TYPE_CHECKING:
-    from .agents.backends.base import Backend
+    from .agents.backend import Backend
     from .audio import Audio
 
 

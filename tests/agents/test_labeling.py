@@ -7,7 +7,7 @@ import numpy as np
 from agents_helpers import REC, config, dialogue, make_store, stage
 
 from speechannotator import agents
-from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents.rules import RulesBackend
 from speechannotator.audio import Audio
 from speechannotator.output.finalize import finalize
 

@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from speechannotator.agents.backends.json_schemas import (
+from speechannotator.agents.openai.json_schemas import (
     AnswerError,
     extract_json_object,
     label_schema,
     parse_label_answer,
     parse_review_answer,
 )
-from speechannotator.agents.backends.llm_client import base_url
-from speechannotator.agents.backends.openai_backend import accepts_audio, citable
-from speechannotator.agents.backends.prompts import DATA_CLOSE, DATA_OPEN, data_block
+from speechannotator.llm_client import base_url
+from speechannotator.agents.openai.backend import accepts_audio, citable
+from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN, data_block
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Contract, Evidence
 
@@ -121,7 +121,7 @@ def test_data_block_cannot_be_closed_by_its_content():
 
 
 def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
-    from speechannotator.agents.backends.openai_backend import OpenAIBackend
+    from speechannotator.agents.openai.backend import OpenAIBackend
     from speechannotator.config import load_config
 
     cfg = load_config(overrides={"agents": {"backend": "openai"}, "labeler": {"url": "http://127.0.0.1:9/v1", "model": "m"}})

@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, seg, stage  # noqa: E402
 
 from speechannotator import agents  # noqa: E402
-from speechannotator.agents.backends.rules import RulesBackend  # noqa: E402
+from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.output.finalize import canonical_emotion, finalize, regularize, tag_transcript  # noqa: E402
 from speechannotator.records import Prediction, Word  # noqa: E402
 from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
 from ..schema import LABELED_FIELDS
-from .backends.rules_evidence import admits
+from .rules.evidence import admits
 
 AGGREGATOR = "planning.aggregate"  # extractor name of the planner's speaker aggregates
 SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")

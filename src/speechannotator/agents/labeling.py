@@ -15,7 +15,7 @@ import numpy as np
 from ..audio import Audio
 from ..records import Contract, Evidence, Prediction, Segment
 from ..stages import StageContext, StageName
-from .backends.base import Backend, LabelTask
+from .backend import Backend, LabelTask
 from .context import admitted_evidence, task_context
 
 

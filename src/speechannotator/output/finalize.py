@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..agents.backends import phrases_en, phrases_zh
-from ..agents.backends.base import Backend, ComposeTask
-from ..agents.backends.rules_calibration import TAG_PAUSE_S
+from ..agents.phrases import en as phrases_en
+from ..agents.phrases import zh as phrases_zh
+from ..agents.backend import Backend, ComposeTask
+from ..agents.rules.calibration import TAG_PAUSE_S
 from ..agents.context import HISTORY, admitted_evidence, task_context
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
@@ -145,7 +146,7 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - a model fault must not lose the recording
         got = {}
     if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
-        from ..agents.backends.rules_compose import compose_task  # deterministic fallback
+        from ..agents.compose import compose_task  # deterministic fallback
 
         got = {**compose_task(task), **{k: v for k, v in got.items() if isinstance(v, str) and v.strip()}}
     return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}

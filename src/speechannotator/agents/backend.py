@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ...records import Contract, Evidence, Prediction, Segment, Verdict
+from ..records import Contract, Evidence, Prediction, Segment, Verdict
 
 
 @dataclass

@@ -8,10 +8,10 @@ phrases_zh.py / phrases_en.py.
 from __future__ import annotations
 
 from ...records import Prediction, Verdict
-from .base import ComposeTask, LabelTask, ReviewTask
-from .rules_compose import compose_task
-from .rules_label import label_task
-from .rules_review import review_task
+from ..backend import ComposeTask, LabelTask, ReviewTask
+from ..compose import compose_task
+from .label import label_task
+from .review import review_task
 
 
 class RulesBackend:

@@ -22,7 +22,7 @@ from ...config import Config, EndpointConfig
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from . import prompts
-from .base import Backend, ComposeTask, LabelTask, ReviewTask
+from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
 from .json_schemas import (
     AnswerError,
     compose_schema,
@@ -33,7 +33,7 @@ from .json_schemas import (
     parse_review_answer,
     review_schema,
 )
-from .llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
+from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 
 log = logging.getLogger(__name__)
 

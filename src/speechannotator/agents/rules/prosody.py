@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...records import Segment
-from . import rules_calibration as cal
-from .rules_evidence import FieldView, resolve_gender
-from .rules_text import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from . import calibration as cal
+from .evidence import FieldView, resolve_gender
+from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
 
 
 @dataclass

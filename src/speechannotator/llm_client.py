@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from ...config import EndpointConfig
+from .config import EndpointConfig
 
 log = logging.getLogger(__name__)
 

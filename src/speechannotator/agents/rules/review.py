@@ -13,11 +13,11 @@ from collections import defaultdict
 
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
-from .base import ReviewTask
-from .rules_evidence import FieldView, resolve_gender
-from .rules_label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
+from ..backend import ReviewTask
+from .evidence import FieldView, resolve_gender
+from .label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
                           scene_facts)
-from .rules_prosody import label_pitch, label_speed, pitch_level, rate_level
+from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}

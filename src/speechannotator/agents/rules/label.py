@@ -14,13 +14,14 @@ import re
 
 from ...records import Prediction, Segment
 from ...schema import canonical_closed, closed_value, is_empty_marker
-from . import phrases_en, phrases_zh
-from . import rules_calibration as cal
-from .base import LabelTask
-from .rules_evidence import FieldView, speaker_gender
-from .rules_prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
+from ..phrases import en as phrases_en
+from ..phrases import zh as phrases_zh
+from . import calibration as cal
+from ..backend import LabelTask
+from .evidence import FieldView, speaker_gender
+from .prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
                             label_tone)
-from .rules_text import internal_gaps
+from ..transcript import internal_gaps
 
 _SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
 _MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearful", "happy": "happy",

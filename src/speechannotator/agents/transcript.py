@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ...records import Segment
-from ...schema import has_cjk
+from ..records import Segment
+from ..schema import has_cjk
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z']+")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from ...schema import canonical_closed, is_empty_marker
-from .base import ComposeTask
-from .rules_review import parse_emotion
-from .rules_text import speech_act
+from ..schema import canonical_closed, is_empty_marker
+from .backend import ComposeTask
+from .rules.review import parse_emotion
+from .transcript import speech_act
 
 _STATE = {
     "zh": {"tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
