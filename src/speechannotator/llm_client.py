@@ -1,5 +1,8 @@
 """One OpenAI-compatible chat endpoint: request building, fault classification, capability fallback.
 
+The one chat client of the project: the openai agent backend, the LLM transcript refiner and the
+baseline runner all send their requests through ``ChatClient``.
+
 ``ChatClient.chat`` sends exactly one HTTP request and either returns the answer text or raises
 a ``CallError`` that says whether a retry can help. Two refusals are capability negotiation,
 not faults: a server that rejects ``response_format`` json_schema is downgraded to json_object
@@ -140,15 +143,18 @@ def _error_text(exc: Any) -> str:
 class ChatClient:
     """Chat completions on one endpoint with JSON output; one request per ``chat`` call."""
 
-    def __init__(self, endpoint: EndpointConfig, *, role: str, stats: BackendStats, max_tokens: int | None = None) -> None:
+    def __init__(self, endpoint: EndpointConfig, *, role: str, stats: BackendStats | None = None,
+                 max_tokens: int | None = None, client: Any = None) -> None:
+        """``client`` replaces the ``openai.OpenAI`` instance (anything with ``chat.completions.create``)."""
         import openai
 
         if not endpoint.url:
             raise ValueError(f"{role} endpoint url is not set (config [{role}] url)")
-        self.endpoint, self.role, self.stats, self.max_tokens = endpoint, role, stats, max_tokens
+        self.endpoint, self.role, self.max_tokens = endpoint, role, max_tokens
+        self.stats = stats if stats is not None else BackendStats()
         self.url = base_url(endpoint.url)
         self._openai = openai
-        self._client = openai.OpenAI(
+        self._client = client if client is not None else openai.OpenAI(
             base_url=self.url,
             api_key=resolve_api_key(endpoint, role),
             timeout=endpoint.timeout_s,
@@ -196,7 +202,7 @@ class ChatClient:
 
     def chat(
         self,
-        system: str,
+        system: str | None,
         user_text: str,
         schema: dict[str, Any],
         *,
@@ -211,9 +217,10 @@ class ChatClient:
                 {"type": "input_audio", "input_audio": {"data": audio_wav_b64, "format": "wav"}},
                 {"type": "text", "text": user_text},
             ]
+        messages = [{"role": "system", "content": system}] if system is not None else []
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": content}],
+            "messages": [*messages, {"role": "user", "content": content}],
             "temperature": self.endpoint.temperature if temperature is None else temperature,
         }
         if max_tokens or self.max_tokens:

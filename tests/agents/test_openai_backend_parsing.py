@@ -81,9 +81,14 @@ def test_label_schema_shape():
 
 def test_citable_follows_the_contract():
     ev = {n: Evidence("k", n, 1.0) for n in ("pitch.mean_hz", "rate.units_per_s", "speaker.pitch.mean_hz", "gender.p_male")}
-    c = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=["pitch."], context_scope=[], conflict_rule="")
+    c = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=["pitch."],
+                 context_scope=["segment", "speaker_history"], conflict_rule="")
     names = citable("pitch", {"pitch": c}, ev, audio=True, context=True)
     assert names == ["transcript", "audio", "context", "pitch.mean_hz", "speaker.pitch.mean_hz"]
+    # The contract's own admission rule: a speaker aggregate needs the speaker_history scope.
+    local = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=[], context_scope=["segment"],
+                     conflict_rule="")
+    assert citable("pitch", {"pitch": local}, ev, audio=False, context=False) == ["transcript", "pitch.mean_hz"]
     other = Contract("k", "age", "o", "f", admissible_evidence=["acoustics"], priority=[], context_scope=[], conflict_rule="")
     assert citable("age", {"age": other}, ev, audio=False, context=False) == ["transcript", *sorted(ev)]
 

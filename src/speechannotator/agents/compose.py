@@ -11,7 +11,7 @@ import re
 
 from ..schema import canonical_closed, is_empty_marker
 from .backend import ComposeTask
-from .rules.review import parse_emotion
+from .phrases import parse_emotion
 from .transcript import speech_act
 
 _STATE = {

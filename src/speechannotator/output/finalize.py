@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..agents.phrases import en as phrases_en
-from ..agents.phrases import zh as phrases_zh
+from ..agents.phrases import phrases
 from ..agents.backend import Backend, ComposeTask
 from ..agents.rules.calibration import TAG_PAUSE_S
 from ..agents.context import HISTORY, admitted_evidence, task_context
@@ -27,10 +26,6 @@ STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidenc
 OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
 _PUNCT = set("，。！？、；：,.!?;:…—")
 _EMO = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
-
-
-def _phr(lang: str):
-    return phrases_zh if lang == "zh" else phrases_en
 
 
 def _weight(seg: Segment, p: Prediction) -> float:
@@ -96,7 +91,7 @@ def canonical_value(field: str, value: str | None, lang: str) -> str:
 def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
     """Insert pause tags at long internal pauses (word timestamps) and event tags for
     laughter/sigh that the reviewed paralinguistic value names."""
-    P, text = _phr(lang), seg.text or ""
+    P, text = phrases(lang), seg.text or ""
     low = text.lower()
     words = sorted(seg.words, key=lambda w: w.start)
     pos: list[int | None] = []

@@ -62,24 +62,12 @@ class OpenAIOptions:
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
 
 
-def _admits(name: str, admissible: list[str]) -> bool:
-    bare = name[len("speaker."):] if name.startswith("speaker.") else name
-    for a in admissible:
-        a = a.strip()
-        if not a:
-            continue
-        for n in (name, bare):
-            if n == a or (a.endswith(".") and n.startswith(a)) or n.startswith(a + "."):
-                return True
-    return False
-
-
 def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool, context: bool) -> list[str]:
     """Evidence names a field may cite: its contract's admitted evidence plus the raw inputs."""
     names = sorted(evidence)
     contract = contracts.get(field)
     if contract is not None and contract.admissible_evidence:
-        admitted = [n for n in names if _admits(n, contract.admissible_evidence)]
+        admitted = [n for n in names if contract.admits(n)]
         # A contract written in other terms than the evidence names: the task's evidence is
         # already admitted by the agent, so keep all of it rather than none.
         names = admitted or names

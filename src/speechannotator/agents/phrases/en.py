@@ -1,4 +1,4 @@
-"""English surface forms of the rules backend's concepts (same names as phrases_zh.py)."""
+"""English surface forms of the rules backend's concepts (same names as zh.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Every function takes language-neutral concepts (ordinal levels -2..2, ids) and returns a label
 in the style of the released demo: "整体音高中等偏高，句尾略有下降", "平静（中等）", "无".
-phrases_en.py has the same names.
+en.py has the same names.
 """
 
 from __future__ import annotations

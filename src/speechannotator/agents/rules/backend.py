@@ -1,8 +1,8 @@
 """The deterministic, evidence-grounded backend: the CPU default.
 
-Labeling rules live in rules_label.py / rules_prosody.py, review checks in rules_review.py,
-composition in rules_compose.py, thresholds in rules_calibration.py and the surface forms in
-phrases_zh.py / phrases_en.py.
+Labeling rules live in label.py / prosody.py, review checks in review.py and thresholds in
+calibration.py; composition (agents/compose.py) and the surface forms (agents/phrases) are shared
+with finalize, which falls back on the same composer.
 """
 
 from __future__ import annotations

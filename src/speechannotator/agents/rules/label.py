@@ -14,8 +14,7 @@ import re
 
 from ...records import Prediction, Segment
 from ...schema import canonical_closed, closed_value, is_empty_marker
-from ..phrases import en as phrases_en
-from ..phrases import zh as phrases_zh
+from ..phrases import phrases
 from . import calibration as cal
 from ..backend import LabelTask
 from .evidence import FieldView, speaker_gender
@@ -30,16 +29,12 @@ _MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearf
                    "中立/neutral": "neutral", "难过/sad": "sad", "吃惊/surprised": "surprised"}
 
 
-def phrases(lang: str):
-    return phrases_zh if lang == "zh" else phrases_en
-
-
 def suggestion(request: str) -> str | None:
     m = _SUGGESTION.search(request or "")
     return m.group(1).strip() if m else None
 
 
-def _gender_local(v: FieldView) -> tuple[str | None, float]:
+def local_gender(v: FieldView) -> tuple[str | None, float]:
     g, p = speaker_gender(v.num, v.text)
     if g is not None:
         return g, p
@@ -55,7 +50,7 @@ def _gender_local(v: FieldView) -> tuple[str | None, float]:
 
 
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
-    g, p = _gender_local(v)
+    g, p = local_gender(v)
     sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
     sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
     lang = P.LANG
@@ -84,7 +79,7 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
-    g, _ = _gender_local(v)
+    g, _ = local_gender(v)
     if g is None and (sp := v.num("speaker.gender.p_male")) is not None:
         g = "male" if sp >= 0.5 else "female"
     hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")

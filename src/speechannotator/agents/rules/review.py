@@ -15,7 +15,8 @@ from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
 from ..backend import ReviewTask
 from .evidence import FieldView, resolve_gender
-from .label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
+from ..phrases import parse_emotion, phrases
+from .label import (background_kind, label_emotion, label_paralinguistic, local_gender,
                           scene_facts)
 from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
@@ -62,15 +63,6 @@ def parse_level(text: str, table) -> int | None:
     for word, level in table:
         if word in low:
             return level
-    return None
-
-
-def parse_emotion(text: str, lang: str) -> str | None:
-    low = (text or "").lower()
-    for P in (phrases(lang), phrases("en" if lang == "zh" else "zh")):
-        for word, lid in P.EMOTION_PARSE:
-            if word in low:
-                return lid
     return None
 
 
@@ -138,7 +130,7 @@ class _Reviewer:
         canon = canonical_closed("gender", p.value)
         if canon is None:
             return self.reject("gender", self.M["missing"], None)
-        g, prob = _gender_local(self.view("gender"))
+        g, prob = local_gender(self.view("gender"))
         strong = g is not None and g == canon and prob >= 0.9
         return self._drift("gender", p, strong) or self.accept("gender", "consistent with evidence and speaker")
 
