@@ -19,6 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .calibration import Calibration
+
 
 
 class _Section(BaseModel):
@@ -143,6 +145,7 @@ class Config(_Section):
     labeler: EndpointConfig = EndpointConfig()
     reviewer: EndpointConfig = EndpointConfig()
     refiner: EndpointConfig = EndpointConfig()  # transcript refinement (asr.refine = "llm")
+    calibration: Calibration = Calibration()  # thresholds from statistics to label classes (calibration.py)
     max_segment_s: float = 20.0
     min_segment_s: float = 0.4
 

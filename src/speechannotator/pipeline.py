@@ -92,7 +92,8 @@ def run_priors(ctx: StageContext) -> None:
             enhanced = enhance(ctx.audio, cfg.priors)
             ctx.timings["enhance"] = time.perf_counter() - t
         t = time.perf_counter()
-        evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, settings=cfg.priors)
+        evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, settings=cfg.priors,
+                                  calibration=cfg.calibration)
         ctx.timings["extract_priors"] = time.perf_counter() - t
     with store.transaction() as c:
         store.write_evidence(c, rec, evidence)

@@ -6,7 +6,7 @@ from agents_helpers import REC, config, dialogue, make_store, stage
 from speechannotator import agents
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
-from speechannotator.agents.rules.calibration import pitch_class
+from speechannotator.calibration import pitch_class
 from speechannotator.output.finalize import finalize
 
 # Round-0 mistakes of the kind the paper names: a background sound copied from nowhere, an

@@ -24,7 +24,7 @@ def make_backend(config: Config) -> Backend:
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
         # The rules backend composes caption / contextual inference when a compose call fails.
-        return OpenAIBackend.from_config(config, fallback=RulesBackend())
+        return OpenAIBackend.from_config(config, fallback=RulesBackend(config.calibration))
     from .rules import RulesBackend
 
-    return RulesBackend()
+    return RulesBackend(config.calibration)

@@ -13,8 +13,8 @@ import re
 from collections import defaultdict
 
 from ..agents.phrases import phrases
+from ..calibration import DEFAULT
 from ..agents.backend import Backend, ComposeTask
-from ..agents.rules.calibration import TAG_PAUSE_S
 from ..agents.context import HISTORY, admitted_evidence, task_context
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
@@ -88,7 +88,7 @@ def canonical_value(field: str, value: str | None, lang: str) -> str:
     return canonical_emotion(value, lang) if field == "emotion" else value
 
 
-def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
+def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float = DEFAULT.tag_pause_s) -> str:
     """Insert pause tags at long internal pauses (word timestamps) and event tags for
     laughter/sigh that the reviewed paralinguistic value names."""
     P, text = phrases(lang), seg.text or ""
@@ -105,7 +105,7 @@ def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
     inserts: list[int] = []
     for i in range(1, len(words)):
         gap = words[i].start - words[i - 1].end
-        if gap < TAG_PAUSE_S or pos[i] is None or pos[i - 1] is None:
+        if gap < pause_s or pos[i] is None or pos[i - 1] is None:
             continue
         between = text[pos[i - 1] + len(words[i - 1].text.strip()):pos[i]]
         if any(ch in _PUNCT for ch in between) and gap < 1.0:
@@ -150,6 +150,7 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
 def finalize(ctx: StageContext) -> list[SegmentRecord]:
     store, rec, backend, config, label_lang = ctx.store, ctx.rec, ctx.backend, ctx.config, ctx.label_language
     segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
+    pause_s = config.calibration.tag_pause_s
     preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
     order: list[str] = []
     for s in segments:
@@ -181,7 +182,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         start = int(round(s.start * 1000))
         row = {
             "speaker_id": ids[s.speaker], "speaker_name": names[s.speaker], "text": s.text,
-            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang),
+            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang, pause_s),
             "start_time": start, "end_time": max(start, int(round(s.end * 1000))),
             "language": s.language or label_lang, **values, **composed,
         }

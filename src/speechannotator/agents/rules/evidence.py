@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...calibration import DEFAULT, Calibration
 from ...records import Contract, Evidence
 
 
@@ -21,6 +22,7 @@ class FieldView:
     contract: Contract | None
     evidence: dict[str, Evidence]
     context: dict[str, Any]
+    cal: Calibration = DEFAULT  # the thresholds the rules compare this field's evidence with
     cited: list[str] = field(default_factory=list)
 
     @property

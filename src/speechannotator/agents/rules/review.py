@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
 from ..backend import ReviewTask
@@ -94,12 +95,12 @@ def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, i
 
 
 class _Reviewer:
-    def __init__(self, task: ReviewTask):
-        self.task, self.lang = task, task.label_language
+    def __init__(self, task: ReviewTask, cal: Calibration):
+        self.task, self.lang, self.cal = task, task.label_language, cal
         self.P, self.M = phrases(self.lang), _MSG[self.lang]
 
     def view(self, field: str) -> FieldView:
-        return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context)
+        return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
     def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
         request = reason + (self.M["suggest"].format(s=sug) if sug else "")
@@ -152,7 +153,7 @@ class _Reviewer:
         v = self.view("background_sound")
         facts = scene_facts(v)
         claimed = not is_empty_marker(p.value)
-        kind = background_kind(facts) if facts else None
+        kind = background_kind(facts, self.cal) if facts else None
         text = (self.task.segment.text or "").lower()
         if claimed:
             kinds = _claims(str(p.value), self.P.BACKGROUND_PARSE) | _claims(str(p.value), phrases("en").BACKGROUND_PARSE)
@@ -178,7 +179,7 @@ class _Reviewer:
         value = str(p.value).lower()
         claims_noise = any(w in value for w in _ENV_CLAIMS)
         lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS if w in value)
-        clean = facts and background_kind(facts) is None and facts.get("scene.reverb", 0) < 0.3
+        clean = facts and background_kind(facts, self.cal) is None and facts.get("scene.reverb", 0) < 0.3
         if (not facts and lexical) or (claims_noise and clean):
             return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
         return self.accept("environment", "not contradicted by scene evidence")
@@ -246,8 +247,8 @@ class _Reviewer:
         return self._open_nonempty("rhythm", p)
 
 
-def review_task(task: ReviewTask) -> dict[str, Verdict]:
-    r = _Reviewer(task)
+def review_task(task: ReviewTask, cal: Calibration = DEFAULT) -> dict[str, Verdict]:
+    r = _Reviewer(task, cal)
     out: dict[str, Verdict] = {}
     for field, pred in task.predictions.items():
         try:
