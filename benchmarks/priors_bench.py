@@ -27,7 +27,7 @@ warnings.simplefilter("ignore")
 import numpy as np  # noqa: E402
 
 import corpus as C  # noqa: E402
-from speechannotator.frontend.enhance import enhance  # noqa: E402
+from speechannotator.enhance import enhance  # noqa: E402
 from speechannotator import calibration  # noqa: E402
 from speechannotator.priors.extract import extract_priors  # noqa: E402
 from speechannotator.config import PriorsSettings  # noqa: E402

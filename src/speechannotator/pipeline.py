@@ -86,7 +86,7 @@ def run_priors(ctx: StageContext) -> None:
     if cfg.agents.priors and segments:
         enhanced = None
         if cfg.priors.enhance:
-            from .frontend.enhance import enhance
+            from .enhance import enhance
 
             t = time.perf_counter()
             enhanced = enhance(ctx.audio, cfg.priors)

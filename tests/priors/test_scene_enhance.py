@@ -4,7 +4,7 @@ import scipy.signal as ss
 
 import corpus as C
 from speechannotator.audio import Audio
-from speechannotator.frontend.enhance import enhance
+from speechannotator.enhance import enhance
 from speechannotator.config import PriorsSettings
 
 

@@ -170,7 +170,7 @@ def extract_priors(
     s = settings or PriorsSettings()
     _check_inputs(audio, segments, enhanced)
     if enhanced is None:
-        from speechannotator.frontend.enhance import enhance
+        from speechannotator.enhance import enhance
 
         enhanced = enhance(audio, s)
     segments = sorted(segments, key=lambda x: (x.start, x.key))
