@@ -31,7 +31,7 @@ class VadConfig(_Section):
     threshold: float = 0.5
     min_speech_ms: int = 250
     min_silence_ms: int = 300
-    # Silero's default 400 ms pad merges neighbouring turns (MODELS.md); keep it small.
+    # Silero's default 400 ms pad merges neighbouring turns (docs/models.md); keep it small.
     speech_pad_ms: int = 80
 
 

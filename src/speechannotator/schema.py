@@ -1,7 +1,7 @@
 """The annotation schema: the 15 attributes, their groups, vocabularies and the output record.
 
 This module is the contract between every stage and SA-Eval. The output key order and the
-field vocabularies follow the released SpeechAnnotator demo format (see DESIGN.md).
+field vocabularies follow the released SpeechAnnotator demo format (see docs/DESIGN.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Stage 7 entry point: all prior evidence of a recording's segments.
 
 Acoustic statistics read the enhanced waveform; gender, scene and emotion evidence read the
-original (DESIGN.md stage 7). Segment evidence is keyed by segment key, per-speaker
+original (docs/DESIGN.md stage 7). Segment evidence is keyed by segment key, per-speaker
 aggregates by ``speaker:<label>``, population statistics by ``recording``.
 """
 

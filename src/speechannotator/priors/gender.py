@@ -1,6 +1,6 @@
 """Gender evidence: the shipped voice2gender XGBoost classifier, cross-checked with pitch.
 
-voice2gender (MODELS.md: 14/15 on test voices) reads spectral and cepstral-F0 features of
+voice2gender (docs/models.md: 14/15 on test voices) reads spectral and cepstral-F0 features of
 the original audio. Its F0 search stops at 280 Hz and it follows pitch, so we fuse it with
 an independent pitch likelihood from pyworld's median F0: adult male speaking F0 clusters
 around 100-140 Hz and female around 180-240 Hz with little overlap near 165 Hz (see
