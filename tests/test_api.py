@@ -25,10 +25,25 @@ def test_every_settings_flag_maps_onto_a_config_field():
 
 
 def test_flags_override_the_config_and_imply_their_backend():
-    cfg = load_config(None, config_overrides({
-        "llm_url": "http://127.0.0.1:9/v1", "llm_model": "m", "review": False, "priors": None,
-        "pyannote_path": "models/p", "num_speakers": 2, "labels": "zh"}))
+    cfg = load_config(
+        None,
+        config_overrides(
+            {
+                "llm_url": "http://127.0.0.1:9/v1",
+                "llm_model": "m",
+                "review": False,
+                "priors": None,
+                "pyannote_path": "models/p",
+                "num_speakers": 2,
+                "labels": "zh",
+            }
+        ),
+    )
     assert (cfg.agents.backend, cfg.labeler.url, cfg.labeler.model) == ("openai", "http://127.0.0.1:9/v1", "m")
     assert cfg.agents.review is False and cfg.agents.priors is True  # an absent flag keeps the default
-    assert (cfg.diarization.backend, cfg.diarization.pyannote_path, cfg.diarization.num_speakers) == ("pyannote", "models/p", 2)
+    assert (cfg.diarization.backend, cfg.diarization.pyannote_path, cfg.diarization.num_speakers) == (
+        "pyannote",
+        "models/p",
+        2,
+    )
     assert cfg.labels == "zh" and load_config(None, config_overrides({"preset": "gpu"})).asr.device == "cuda"

@@ -96,9 +96,9 @@ def _layer(module: str) -> int:
     best = None
     for i, entries in enumerate(LAYERS):
         for e in entries:
-            if module == e or (e and module.startswith(e + ".")):
-                if best is None or len(e) > best[1]:
-                    best = (i, len(e))
+            inside = module == e or (e and module.startswith(e + "."))
+            if inside and (best is None or len(e) > best[1]):
+                best = (i, len(e))
     assert best is not None, f"speechannotator.{module} is in no layer: add it to LAYERS"
     return best[0]
 
@@ -115,7 +115,7 @@ def test_the_import_graph_has_no_cycle():
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = "done"
@@ -130,8 +130,13 @@ def test_only_the_factory_names_a_concrete_backend():
     def inside(module: str, pkg: str) -> bool:
         return module == pkg or module.startswith(pkg + ".")
 
-    crossing = [f"{a} -> {b}" for a, targets in _graph().items() for b in targets
-                for pkg in BACKENDS if inside(b, pkg) and not inside(a, pkg) and a != BACKEND_FACTORY]
+    crossing = [
+        f"{a} -> {b}"
+        for a, targets in _graph().items()
+        for b in targets
+        for pkg in BACKENDS
+        if inside(b, pkg) and not inside(a, pkg) and a != BACKEND_FACTORY
+    ]
     assert crossing == []
 
 

@@ -42,10 +42,10 @@ def annotate(
     path: str | Path,
     *,
     out_dir: str | Path | None = None,
-    config: "Config | None" = None,
+    config: Config | None = None,
     timeline: str | Path | None = None,
     backend=None,
-) -> list["SegmentRecord"]:
+) -> list[SegmentRecord]:
     """Annotate one recording and return its segment records.
 
     Writes `out_dir/<stem>.json` and keeps the shared state in `out_dir/state.sqlite`

@@ -116,7 +116,8 @@ class Calibration(BaseModel):
         g = (gender or "").lower()
         g = _GENDER_ALIASES.get(g, g)
         return {"male": self.pitch_center_male_hz, "female": self.pitch_center_female_hz}.get(
-            g, self.pitch_center_unknown_hz)
+            g, self.pitch_center_unknown_hz
+        )
 
     def pitch_semitones(self, hz: float, gender: str | None) -> float:
         """Distance in semitones of a (median) F0 from the gender's population center."""

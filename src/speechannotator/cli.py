@@ -25,7 +25,8 @@ def _fail(path: Path | str, cause: str) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging (tracebacks of failures).")
 def main(verbose: bool) -> None:
     """Annotate long speech recordings for controllable speech generation, and evaluate annotations."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
 
 
 # `annotate`'s settings flags: click parameter -> (the Config field it sets, fields it implies).
@@ -69,25 +70,34 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: <stem>.json per recording and state.sqlite.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="TOML settings file.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: <stem>.json per recording and state.sqlite.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML settings file.")
 @click.option("--preset", type=click.Choice(["cpu", "gpu"]), help="Settings preset (default cpu).")
 @click.option("--labels", type=click.Choice(["auto", "zh", "en"]), help="Label language (default: from the speech).")
-@click.option("--timeline", type=click.Path(exists=True, path_type=Path), help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): replaces diarization and ASR.")
+@click.option("--timeline", type=click.Path(exists=True, path_type=Path),
+              help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
+                   "replaces diarization and ASR.")
 @click.option("--num-speakers", type=int, help="Exact number of speakers.")
 @click.option("--min-speakers", type=int, help="Lower bound on the number of speakers.")
 @click.option("--max-speakers", type=int, help="Upper bound on the number of speakers.")
 @click.option("--asr-model", help="A faster-whisper model folder (e.g. large-v3).")
-@click.option("--asr-url", help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
+@click.option("--asr-url",
+              help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
 @click.option("--asr-api-model", help="Model name at --asr-url.")
-@click.option("--pyannote", "pyannote_path", type=click.Path(), help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
-@click.option("--refine", type=click.Choice(["normalize", "llm"]), help="Transcript refinement: deterministic (default) or by the [refiner] LLM endpoint.")
+@click.option("--pyannote", "pyannote_path", type=click.Path(),
+              help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
+@click.option("--refine", type=click.Choice(["normalize", "llm"]),
+              help="Transcript refinement: deterministic (default) or by the [refiner] LLM endpoint.")
 @click.option("--device", help="ASR device: cpu or cuda.")
 @click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
 @click.option("--llm-model", help="Model name at --llm-url.")
 @click.option("--review-rounds", type=int, help="Bound on review rounds (default 2).")
-@click.option("--no-review", "review", flag_value=False, default=None, help="Ablation: no Review Agent and no relabeling.")
-@click.option("--no-context", "context", flag_value=False, default=None, help="Ablation: the planner sees no history, neighbours or summary.")
+@click.option("--no-review", "review", flag_value=False, default=None,
+              help="Ablation: no Review Agent and no relabeling.")
+@click.option("--no-context", "context", flag_value=False, default=None,
+              help="Ablation: the planner sees no history, neighbours or summary.")
 @click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")

@@ -126,7 +126,8 @@ def enhance(audio: Audio, settings: PriorsSettings | None = None) -> np.ndarray:
     if not s.enhance or s.enhancer in ("none", ""):
         return samples.copy()
     if s.enhancer != "deepfilternet":
-        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
+        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
+                    "original audio", s.enhancer)
         return samples.copy()
     try:
         model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)

@@ -127,7 +127,8 @@ def resolve_api_key(endpoint: EndpointConfig, role: str) -> str:
     host = urlparse(endpoint.url or "").hostname or ""
     if _is_local(host):
         return LOCAL_DUMMY_KEY  # local servers (vLLM, llama.cpp, Ollama) ignore the key
-    raise ValueError(f"{role} endpoint {endpoint.url} needs an API key: set the environment variable {endpoint.api_key_env}")
+    raise ValueError(f"{role} endpoint {endpoint.url} needs an API key: set the environment variable "
+                     f"{endpoint.api_key_env}")
 
 
 def _error_text(exc: Any) -> str:
@@ -236,7 +237,8 @@ class ChatClient:
         except oa.APITimeoutError as exc:
             raise CallError("timeout", f"no answer within {self.endpoint.timeout_s:g} s", retryable=True) from exc
         except oa.APIConnectionError as exc:
-            raise CallError("connection", f"cannot reach {self.url} ({_error_text(exc.__cause__ or exc)})", retryable=True) from exc
+            why = _error_text(exc.__cause__ or exc)
+            raise CallError("connection", f"cannot reach {self.url} ({why})", retryable=True) from exc
         except oa.APIStatusError as exc:
             status, msg = exc.status_code, _error_text(exc)
             if audio_wav_b64 is not None and status in (400, 415, 422, 500, 501) and _AUDIO_REFUSAL.search(msg):
@@ -248,7 +250,8 @@ class ChatClient:
             retryable = status >= 500 or status in (408, 409, 429)
             raise CallError("http", f"HTTP {status}: {msg}", retryable=retryable) from exc
         except Exception as exc:  # an unparsable body or any client-side surprise is a bad answer
-            raise CallError("invalid", f"unreadable response ({exc.__class__.__name__}: {_error_text(exc)})", retryable=True) from exc
+            why = f"{exc.__class__.__name__}: {_error_text(exc)}"
+            raise CallError("invalid", f"unreadable response ({why})", retryable=True) from exc
         return self._answer_text(resp)
 
     def _answer_text(self, resp: Any) -> str:

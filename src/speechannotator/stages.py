@@ -7,9 +7,10 @@ mark without a string literal and without importing the pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .config import Config
 from .schema import LabelLanguage

@@ -14,10 +14,11 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .records import Contract, Evidence, Prediction, Segment, Verdict
 from .schema import LabelLanguage
@@ -93,7 +94,7 @@ class StateStore:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "StateStore":
+    def __enter__(self) -> StateStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -147,7 +148,8 @@ class StateStore:
 
     def set_status(self, rec: str, status: str, error: str = "") -> None:
         with self.transaction() as c:
-            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?", (status, error, time.time(), rec))
+            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?",
+                      (status, error, time.time(), rec))
 
     def recordings(self) -> list[dict[str, Any]]:
         rows = self._query("SELECT rec, path, fingerprint, duration, status, error FROM recordings ORDER BY rec")

@@ -1,8 +1,9 @@
 """The deterministic, evidence-grounded backend: the CPU default.
 
 Labeling rules live in label.py / prosody.py and review checks in review.py; their thresholds
-are the calibration table (speechannotator/calibration.py, ``Config.calibration``); composition (agents/compose.py) and the surface forms (agents/phrases) are shared
-with finalize, which falls back on the same composer.
+are the calibration table (speechannotator/calibration.py, ``Config.calibration``); composition
+(agents/compose.py) and the surface forms (agents/phrases) are shared with finalize, which falls
+back on the same composer.
 """
 
 from __future__ import annotations

@@ -15,12 +15,11 @@ import re
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Segment
 from ...schema import canonical_closed, closed_value, is_empty_marker
-from ..phrases import phrases
 from ..backend import LabelTask
-from .evidence import FieldView, speaker_gender
-from .prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
-                            label_tone)
+from ..phrases import phrases
 from ..transcript import internal_gaps
+from .evidence import FieldView, speaker_gender
+from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
 _SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
 _MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearful", "happy": "happy",
@@ -88,7 +87,8 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
     if hz is not None and hz >= 300:
         canon, why = "child", f"very high F0 {hz:.0f} Hz"
-    elif (jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high and (hnr is None or hnr < v.cal.hnr_low_db):
+    elif ((jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high
+          and (hnr is None or hnr < v.cal.hnr_low_db)):
         canon, why = "elderly", "high jitter and shimmer"
     elif g == "male" and hz is not None and v.cal.pitch_class(hz, "male") <= -1:
         canon, why = "middle-aged", "low male F0"
@@ -176,7 +176,8 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     items, seen = [], False
-    for name, thr, key in (("events.laughter", v.cal.laughter_prob, "laughter"), ("events.breath", v.cal.breath_prob, "breath")):
+    events = (("events.laughter", v.cal.laughter_prob, "laughter"), ("events.breath", v.cal.breath_prob, "breath"))
+    for name, thr, key in events:
         x = v.num(name)
         seen = seen or x is not None
         if x is not None and x >= thr:
@@ -195,8 +196,8 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db",
-                 "events.music", "events.singing"):
+    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb",
+                 "snr.db", "events.music", "events.singing"):
         x = v.num(name)
         if x is not None:
             f[name] = x

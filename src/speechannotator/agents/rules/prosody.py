@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...records import Segment
 from ...calibration import semitones
-from .evidence import FieldView, resolve_gender
+from ...records import Segment
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from .evidence import FieldView, resolve_gender
 
 
 @dataclass

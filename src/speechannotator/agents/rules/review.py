@@ -15,10 +15,9 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
 from ..backend import ReviewTask
-from .evidence import FieldView, resolve_gender
 from ..phrases import parse_emotion, phrases
-from .label import (background_kind, label_emotion, label_paralinguistic, local_gender,
-                          scene_facts)
+from .evidence import FieldView, resolve_gender
+from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
 from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
@@ -43,8 +42,10 @@ _MSG = {
     },
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
-        "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, and the local evidence is too weak for a change.",
-        "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the transcript); label from acoustic evidence only.",
+        "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, "
+                 "and the local evidence is too weak for a change.",
+        "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the "
+                          "transcript); label from acoustic evidence only.",
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
@@ -156,7 +157,8 @@ class _Reviewer:
         kind = background_kind(facts, self.cal) if facts else None
         text = (self.task.segment.text or "").lower()
         if claimed:
-            kinds = _claims(str(p.value), self.P.BACKGROUND_PARSE) | _claims(str(p.value), phrases("en").BACKGROUND_PARSE)
+            kinds = (_claims(str(p.value), self.P.BACKGROUND_PARSE)
+                     | _claims(str(p.value), phrases("en").BACKGROUND_PARSE))
             lexical = any(w in text for w, _ in self.P.BACKGROUND_PARSE + phrases("en").BACKGROUND_PARSE
                           if w in str(p.value).lower())
             if facts and kind is None:
@@ -165,7 +167,8 @@ class _Reviewer:
                 return self.reject("background_sound", self.M["bg_unsupported"].format(v=p.value), self.P.NONE)
             if kind in ("music", "singing") and kinds and not kinds & {"music", "singing"}:
                 return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
-            return self.accept("background_sound", "supported by scene evidence" if facts else "no scene evidence to check")
+            why = "supported by scene evidence" if facts else "no scene evidence to check"
+            return self.accept("background_sound", why)
         if kind is not None and (facts.get("scene.music_prob", 0) >= 0.7 or facts.get("snr.db", 99) < 8
                                  or facts.get("scene.dnsmos_bak", 5) < 2.5):
             return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
@@ -217,7 +220,8 @@ class _Reviewer:
         level, conf, _ = rate_level(v, self.task.segment)
         said = parse_level(str(p.value), self.P.SPEED_PARSE)
         if level is not None and said is not None and conf >= 0.5 and abs(level - said) >= 2:
-            return self.reject("speed", self.M["speed"], label_speed(self.view("speed"), self.task.segment, self.P).value)
+            suggested = label_speed(self.view("speed"), self.task.segment, self.P).value
+            return self.reject("speed", self.M["speed"], suggested)
         return self.accept("speed", "matches the rate class" if level is not None else "no rate evidence")
 
     def _paralinguistic(self, p: Prediction) -> Verdict:
