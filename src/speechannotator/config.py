@@ -78,7 +78,7 @@ class AsrConfig(_Section):
     logprob_threshold: float = -1.0
     compression_ratio_threshold: float = 2.4
     hallucination_logprob: float = -1.5
-    # Stage 5: deterministic normalization, or an LLM/omni model at the [refiner] endpoint,
+    # Stage 6: deterministic normalization, or an LLM/omni model at the [refiner] endpoint,
     # falling back to normalization.
     refine: Literal["normalize", "llm"] = "normalize"
     refine_max_change: float = Field(default=0.35, ge=0.0, le=1.0)  # max char edit ratio accepted

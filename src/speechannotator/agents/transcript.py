@@ -1,6 +1,6 @@
 """Transcript observations the rules backend may use in every ablation.
 
-The transcript and its word/character timestamps belong to the segment itself (stage 4/6),
+The transcript and its word/character timestamps belong to the segment itself (stages 4-6),
 not to prior evidence, so these stay available under --no-priors.
 """
 

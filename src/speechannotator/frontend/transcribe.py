@@ -1,4 +1,4 @@
-"""Stage 4, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
+"""Stage 5, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
 `chunk` mode (default) decodes consecutive segments together in spans of up to `chunk_s`
 and gives each word to the segment holding it: one Whisper encoder pass per span instead of
