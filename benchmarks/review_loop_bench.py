@@ -34,11 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from speechannotator import agents  # noqa: E402
-from speechannotator.agents.backends.local_backend import LocalBackend  # noqa: E402
-from speechannotator.agents.backends.phrases_en import PITCH_PARSE, SPEED_PARSE  # noqa: E402
-from speechannotator.agents.backends.routed import RoutedBackend  # noqa: E402
-from speechannotator.agents.backends.rules import RulesBackend  # noqa: E402
-from speechannotator.agents.backends.rules_review import parse_level  # noqa: E402
+from speechannotator.agents.openai.local import LocalBackend  # noqa: E402
+from speechannotator.agents.phrases.en import PITCH_PARSE, SPEED_PARSE  # noqa: E402
+from speechannotator.agents.routed import RoutedBackend  # noqa: E402
+from speechannotator.agents.rules import RulesBackend  # noqa: E402
+from speechannotator.agents.rules.review import parse_level  # noqa: E402
 from speechannotator.audio import load_audio  # noqa: E402
 from speechannotator.config import load_config  # noqa: E402
 from speechannotator.pipeline import Annotator  # noqa: E402

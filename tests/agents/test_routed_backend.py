@@ -3,9 +3,9 @@
 from agents_helpers import REC, config, dialogue, make_store
 
 from speechannotator import agents
-from speechannotator.agents.backends import llm_fields, make_backend
-from speechannotator.agents.backends.routed import RoutedBackend
-from speechannotator.agents.backends.rules import RulesBackend
+from speechannotator.agents import llm_fields, make_backend
+from speechannotator.agents.routed import RoutedBackend
+from speechannotator.agents.rules import RulesBackend
 from speechannotator.records import Prediction
 
 
@@ -70,7 +70,7 @@ def test_local_default_fields_and_unknown_fields_are_refused():
 
 
 def test_a_caption_that_contradicts_the_reviewed_gender_or_copies_the_example_is_refused():
-    from speechannotator.agents.backends.compose_check import compose_conflict
+    from speechannotator.agents.openai.compose_check import compose_conflict
 
     female = {"gender": "female"}
     assert compose_conflict("A middle-aged male voice in standard American English, fast and tense.", female, "en")

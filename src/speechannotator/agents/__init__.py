@@ -1,4 +1,4 @@
-"""The three agents (planning, labeling, review loop); backends live in agents.backends.
+"""The three agents (planning, labeling, review loop) and their backends (agents.rules, agents.openai).
 
 Entry points the pipeline calls, each writing its outputs and its stage mark in one
 transaction: ``plan`` (stage 8), ``label`` (stage 9), ``review`` (stage 10, bounded loop).
@@ -6,8 +6,54 @@ Note: the name ``review`` here is the loop's entry point; the per-task helpers a
 module ``speechannotator.agents.review`` (import them with ``from ... import``).
 """
 
+from ..config import Config
+from ..schema import LABELED_FIELDS
+from .backend import Backend
 from .labeling import label
 from .loop import review
 from .planning import plan
 
-__all__ = ["plan", "label", "review"]
+__all__ = ["LOCAL_LLM_FIELDS", "plan", "label", "review", "llm_fields", "make_backend"]
+
+
+# What the shipped 0.5B/1.5B models think about by default under `--llm local`: measured in
+# docs/agents-llm.md (the acoustic fields stay with the rules, which read the same evidence better).
+LOCAL_LLM_FIELDS: tuple[str, ...] = ("emotion", "tone")
+
+
+def llm_fields(config: Config) -> list[str]:
+    """The labeled fields the LLM answers (the rules label the rest)."""
+    fields = config.agents.llm_fields
+    if fields is None:
+        fields = list(LOCAL_LLM_FIELDS) if config.agents.backend == "local" else list(LABELED_FIELDS)
+    unknown = [f for f in fields if f not in LABELED_FIELDS]
+    if unknown:
+        raise ValueError(f"agents.llm_fields: not labeled fields: {', '.join(unknown)}")
+    return list(fields)
+
+
+def make_backend(config: Config) -> Backend:
+    """The backend ``config.agents.backend`` names (built lazily: the openai one needs its SDK).
+    A `local` one owns a llama.cpp server: call its close()."""
+    from .rules import RulesBackend
+
+    if config.agents.backend == "rules":
+        return RulesBackend(config.calibration)
+    fields = llm_fields(config)  # checked before a server starts
+    if config.agents.backend == "local":
+        from .openai.local import LocalBackend
+
+        llm = LocalBackend(config, fallback=RulesBackend(config.calibration))
+    else:
+        from .openai import OpenAIBackend
+
+        if not config.labeler.url or not config.labeler.model:
+            raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
+        # The rules backend composes caption / contextual inference when a compose call fails.
+        llm = OpenAIBackend.from_config(config, fallback=RulesBackend(config.calibration))
+    if set(fields) == set(LABELED_FIELDS) and not config.agents.llm_review and config.agents.backend != "local":
+        return llm
+    from .routed import RoutedBackend
+
+    return RoutedBackend(llm, RulesBackend(config.calibration), fields, llm_review=config.agents.llm_review,
+                         compact=config.agents.backend == "local")

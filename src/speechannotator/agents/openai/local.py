@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ...config import Config
 from ...servers.local_llm import LocalLLMServer
-from .base import Backend
-from .openai_backend import OpenAIBackend, options_from
+from ..backend import Backend
+from .backend import OpenAIBackend, options_from
 
 
 class LocalBackend(OpenAIBackend):
