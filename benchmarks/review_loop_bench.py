@@ -44,6 +44,7 @@ from speechannotator.config import load_config  # noqa: E402
 from speechannotator.pipeline import Annotator  # noqa: E402
 from speechannotator.schema import canonical_closed, is_empty_marker  # noqa: E402
 from speechannotator.servers.local_llm import LocalLLMServer  # noqa: E402
+from speechannotator.stages import StageContext  # noqa: E402
 from speechannotator.state import StateStore  # noqa: E402
 
 FIELDS = ("gender", "pitch", "speed", "background_sound")
@@ -177,7 +178,8 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
             _reset_agents(db0, rec)
             store = StateStore(db0)
             t = time.perf_counter()
-            agents.label(store, rec, RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True), llm_cfg, audio)
+            agents.label(StageContext(store, rec, llm_cfg, audio=audio,
+                                      backend=RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True)))
             t_llm["label"] += time.perf_counter() - t
             round0 = store.predictions(rec)
             store.close()
@@ -193,7 +195,7 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
                 else:
                     backend = RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True)
                 t = time.perf_counter()
-                agents.review(store, rec, backend, llm_cfg, audio)
+                agents.review(StageContext(store, rec, llm_cfg, audio=audio, backend=backend))
                 t_llm[v] += time.perf_counter() - t
                 trails = store.predictions(rec, all_rounds=True)
                 verdicts = store.verdicts(rec)

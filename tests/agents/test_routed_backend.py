@@ -1,6 +1,6 @@
 """Per-field routing: the LLM's fields, the rules' fields, and evidence-carrying relabel requests."""
 
-from agents_helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
@@ -14,7 +14,7 @@ class ScriptedLLM:
     records the tasks it received (routing is what is under test, not a model's quality)."""
 
     name = "llm"
-    audio_enabled = False
+    wants_audio = False
 
     def __init__(self, answers):
         self.answers, self.tasks, self.stats = answers, [], None
@@ -39,15 +39,15 @@ def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_
     # Round 0: a speed two levels below seg 0's measured 6.4 syllables/s; round 1: what the evidence says.
     llm = ScriptedLLM([{"speed": "语速很慢，拖沓", "emotion": "平静（较弱）"}, {"speed": "语速较快", "emotion": "平静（较弱）"}])
     backend = RoutedBackend(llm, RulesBackend(), ["speed", "emotion"], compact=True)
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
     first = [t for t in llm.tasks if t.round == 0]
     assert {tuple(sorted(t.fields)) for t in first} == {("emotion", "speed")}
     # Compact evidence: only the contracts' priority names, not every admitted item.
     assert "rate.units_per_s" in first[0].evidence and "voice.hnr_db" not in first[0].evidence
     preds = store.predictions(REC)
     assert preds[("seg_00000", "gender")].backend == "rules" and preds[("seg_00000", "speed")].backend == "llm"
-    agents.review(store, REC, backend, cfg, None)
+    agents.review(stage(store, cfg, backend))
     relabel = [t for t in llm.tasks if t.round == 1]
     assert relabel, "the rules' checks flagged no LLM speed"
     req = next(t for t in relabel if t.segment.key == "seg_00000").revision_requests["speed"]
@@ -92,9 +92,9 @@ def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_eviden
     cfg = config(review_rounds=1)
     llm = ScriptedLLM([{"speed": "6.4 units/s", "pitch": "-0.605 st"}, {"speed": "语速较快", "pitch": "音调偏高"}])
     backend = RoutedBackend(llm, RulesBackend(), ["speed", "pitch"], compact=True)
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
-    agents.review(store, REC, backend, cfg, None)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
     verdicts = store.verdicts(REC)
     first = verdicts[("seg_00000", "speed")][0]
     assert not first.accepted and "rate.units_per_s = 6.4" in first.request and "建议" in first.request
@@ -102,9 +102,9 @@ def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_eviden
     # The rules' own labels always name a level: the new check flags none of them.
     (tmp_path / "r").mkdir()
     store2 = make_store(tmp_path / "r", *dialogue())
-    agents.plan(store2, REC, cfg, "zh")
+    agents.plan(stage(store2, cfg, lang="zh"))
     rules = RulesBackend()
-    agents.label(store2, REC, rules, cfg, None)
-    agents.review(store2, REC, rules, cfg, None)
+    agents.label(stage(store2, cfg, rules))
+    agents.review(stage(store2, cfg, rules))
     reasons = [v.reason for vs in store2.verdicts(REC).values() for v in vs if not v.accepted]
     assert reasons and not any("可核对" in r for r in reasons)  # other checks still fire (seg 2's gender)

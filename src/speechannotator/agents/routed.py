@@ -63,8 +63,8 @@ class RoutedBackend:
         self.stats = llm.stats
 
     @property
-    def audio_enabled(self) -> bool:
-        return self.llm.audio_enabled
+    def wants_audio(self) -> bool:
+        return self.llm.wants_audio
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
         mine = [f for f in task.fields if f in self.llm_fields]
