@@ -130,23 +130,39 @@ class _PlainRequests(RoutedBackend):
 
 def _summarize(counts: dict[str, list[int]]) -> dict:
     total = [sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values())]
-    return {"per_field": {f: f"{c[0]}/{c[1]}" for f, c in counts.items()},
-            "accuracy": round(100.0 * total[0] / max(1, total[1]), 1), "correct": total[0], "total": total[1]}
+    return {
+        "per_field": {f: f"{c[0]}/{c[1]}" for f, c in counts.items()},
+        "accuracy": round(100.0 * total[0] / max(1, total[1]), 1),
+        "correct": total[0],
+        "total": total[1],
+    }
 
 
-def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[str], threads: int,
-        names: list[str] | None = None, max_segments: int | None = None) -> dict:
+def run(
+    bench: Path,
+    out: Path,
+    model: str,
+    cases: int | None,
+    variants: list[str],
+    threads: int,
+    names: list[str] | None = None,
+    max_segments: int | None = None,
+) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     audio_files = sorted(p for p in bench.iterdir() if p.suffix in (".flac", ".wav") and (not names or p.stem in names))
     audio_files = audio_files[: cases or None]
     rules_cfg = load_config(overrides={"agents": {"backend": "rules"}})
-    llm_cfg = load_config(overrides={"agents": {"backend": "local", "llm_fields": list(FIELDS)},
-                                     "local_llm": {"model": model, "threads": threads}})
+    llm_cfg = load_config(
+        overrides={
+            "agents": {"backend": "local", "llm_fields": list(FIELDS)},
+            "local_llm": {"model": model, "threads": threads},
+        }
+    )
     server = LocalLLMServer(llm_cfg.local_llm)
     results: dict = {"model": model, "cases": [p.stem for p in audio_files], "timings_s": {}}
     tally = {k: {f: [0, 0] for f in FIELDS} for k in ("rules", "rules_no_review", "llm_no_review", *variants)}
     effects = {v: {"flagged": 0, "relabeled": 0, "fixed": 0, "broke": 0, "unchanged": 0} for v in variants}
-    t_llm = {"label": 0.0, **{v: 0.0 for v in variants}}
+    t_llm = {"label": 0.0, **dict.fromkeys(variants, 0.0)}
     n_segments = 0
     audio_s = 0.0
     with server:
@@ -178,8 +194,15 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
             _reset_agents(db0, rec)
             store = StateStore(db0)
             t = time.perf_counter()
-            agents.label(StageContext(store, rec, llm_cfg, audio=audio,
-                                      backend=RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True)))
+            agents.label(
+                StageContext(
+                    store,
+                    rec,
+                    llm_cfg,
+                    audio=audio,
+                    backend=RoutedBackend(llm, RulesBackend(), list(FIELDS), compact=True),
+                )
+            )
             t_llm["label"] += time.perf_counter() - t
             round0 = store.predictions(rec)
             store.close()
@@ -201,8 +224,9 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
                 verdicts = store.verdicts(rec)
                 store.close()
                 add(tally[v], score({k: tr[-1] for k, tr in trails.items()}, gold))
-                effects[v]["flagged"] += sum(1 for (k, f), vs in verdicts.items() if f in FIELDS
-                                             and k in gold and not vs[0].accepted)
+                effects[v]["flagged"] += sum(
+                    1 for (k, f), vs in verdicts.items() if f in FIELDS and k in gold and not vs[0].accepted
+                )
                 for name, n in relabel_effects(trails, gold).items():
                     effects[v][name] += n
             print(f"{rec}: done ({len(gold)} segments)", file=sys.stderr, flush=True)
@@ -219,6 +243,7 @@ def run(bench: Path, out: Path, model: str, cases: int | None, variants: list[st
 def _llm_only_review(backend: RoutedBackend):
     def review(task):
         return backend.llm.review(task)
+
     return review
 
 

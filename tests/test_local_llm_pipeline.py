@@ -49,8 +49,13 @@ def test_a_short_file_is_annotated_end_to_end_by_the_local_05b(tmp_path):
     sf.write(short, audio[: int(3.0 * sr)], sr)  # the first turn: "Tell me about mister John Dashwood."
     out = tmp_path / "out"
     # Threads are left to the server's choice: one per idle core.
-    proc = subprocess.run(_cli(str(short), "-o", str(out), "--llm", "local:0.5b", "--no-print", "-q"),
-                          capture_output=True, text=True, env=_env(), timeout=850)
+    proc = subprocess.run(
+        _cli(str(short), "-o", str(out), "--llm", "local:0.5b", "--no-print", "-q"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=850,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "agents: local LLM Qwen2.5-Coder-0.5B-Instruct-Q4_K_M (as named" in proc.stderr
     pid = int(_PID.search(proc.stderr).group(1))
@@ -89,9 +94,25 @@ def test_ctrl_c_stops_the_local_server(tmp_path):
     timeline.write_text(json.dumps(ref))
     settings = tmp_path / "settings.toml"
     settings.write_text("[priors]\ndnsmos = false\nenhance = false\n")
-    proc = subprocess.Popen(_cli(str(EXAMPLE), "-o", str(tmp_path / "out"), "--timeline", str(timeline), "--llm",
-                                 "local:0.5b", "--config", str(settings), "--no-print", "-q"),
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env())
+    proc = subprocess.Popen(
+        _cli(
+            str(EXAMPLE),
+            "-o",
+            str(tmp_path / "out"),
+            "--timeline",
+            str(timeline),
+            "--llm",
+            "local:0.5b",
+            "--config",
+            str(settings),
+            "--no-print",
+            "-q",
+        ),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+    )
     pid = None
     deadline = time.monotonic() + 600
     try:

@@ -22,8 +22,10 @@ class ScriptedLLM:
     def label(self, task):
         self.tasks.append(task)
         pick = self.answers[min(task.round, len(self.answers) - 1)]
-        return {f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
-                for f in task.fields}
+        return {
+            f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
+            for f in task.fields
+        }
 
     def review(self, task):
         raise AssertionError("the LLM reviews only with llm_review")
@@ -37,7 +39,9 @@ def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_
     store = make_store(tmp_path, segs, evs)
     cfg = config(review_rounds=1)
     # Round 0: a speed two levels below seg 0's measured 6.4 syllables/s; round 1: what the evidence says.
-    llm = ScriptedLLM([{"speed": "语速很慢，拖沓", "emotion": "平静（较弱）"}, {"speed": "语速较快", "emotion": "平静（较弱）"}])
+    llm = ScriptedLLM(
+        [{"speed": "语速很慢，拖沓", "emotion": "平静（较弱）"}, {"speed": "语速较快", "emotion": "平静（较弱）"}]
+    )
     backend = RoutedBackend(llm, RulesBackend(), ["speed", "emotion"], compact=True)
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))
@@ -80,8 +84,9 @@ def test_a_caption_that_contradicts_the_reviewed_gender_or_copies_the_example_is
     assert compose_conflict("青年女声，语速平稳。", {"gender": "女声"}, "zh") is None
     assert compose_conflict("She asks about his family.", female, "en", "contextual_inference") is None
     # The example is refused for any gender (it describes no segment).
-    assert "example" in compose_conflict("A middle-aged male voice in standard American English, fast and tense.",
-                                         {"gender": "male"}, "en")
+    assert "example" in compose_conflict(
+        "A middle-aged male voice in standard American English, fast and tense.", {"gender": "male"}, "en"
+    )
 
 
 def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_evidence(tmp_path):

@@ -21,7 +21,8 @@ def _fake_model(tmp_path, monkeypatch, chunks: list[bytes], sha: str) -> LocalLL
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(chunk)
         (pkg / "__init__.py").write_text(
             "import os\ndef get_part_path():\n"
-            f"    return os.path.join(os.path.dirname(__file__), 'data', 'part{i:02d}.bin')\n")
+            f"    return os.path.join(os.path.dirname(__file__), 'data', 'part{i:02d}.bin')\n"
+        )
         info = site / f"fake_llm_part{i}-1.0.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fake-llm-part{i}\nVersion: 1.0\n")

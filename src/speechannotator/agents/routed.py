@@ -18,13 +18,23 @@ from .backend import Backend, ComposeTask, LabelTask, ReviewTask
 from .openai.backend import OpenAIBackend, citable
 from .openai.prompts import evidence_json
 
-
 # Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
-COMPOSE_EVIDENCE = frozenset({"pitch.median_hz", "rate.units_per_s", "pause.ratio", "emotion.arousal",
-                              "emotion.valence_text", "scene.background", "snr.db"})
+COMPOSE_EVIDENCE = frozenset(
+    {
+        "pitch.median_hz",
+        "rate.units_per_s",
+        "pause.ratio",
+        "emotion.arousal",
+        "emotion.valence_text",
+        "scene.background",
+        "snr.db",
+    }
+)
 
 
-def _fields_evidence(fields: list[str], contracts, evidence: dict[str, Evidence], compact: bool = False) -> dict[str, Evidence]:
+def _fields_evidence(
+    fields: list[str], contracts, evidence: dict[str, Evidence], compact: bool = False
+) -> dict[str, Evidence]:
     """The evidence the contracts of `fields` admit; `compact`: only the names in their
     priority lists (and those names at speaker level), a prompt a small model reads quickly."""
     names: set[str] = set()
@@ -37,12 +47,15 @@ def _fields_evidence(fields: list[str], contracts, evidence: dict[str, Evidence]
     return {n: e for n, e in evidence.items() if n in names}
 
 
-def request_with_evidence(verdict: Verdict, field: str, contracts, evidence: dict[str, Evidence], limit: int = 6) -> str:
+def request_with_evidence(
+    verdict: Verdict, field: str, contracts, evidence: dict[str, Evidence], limit: int = 6
+) -> str:
     """The request plus the values of the field's admitted evidence in priority order."""
     contract = contracts.get(field)
     names = [n for n in (contract.priority if contract else []) if n in evidence]
-    names += [n for n in citable(field, contracts, evidence, audio=False, context=False)
-              if n in evidence and n not in names]
+    names += [
+        n for n in citable(field, contracts, evidence, audio=False, context=False) if n in evidence and n not in names
+    ]
     shown = evidence_json({n: evidence[n] for n in names[:limit]})
     if not shown:
         return verdict.request
@@ -53,8 +66,15 @@ def request_with_evidence(verdict: Verdict, field: str, contracts, evidence: dic
 class RoutedBackend:
     """Backend protocol: `llm` for `llm_fields` (and compose), `rules` for the other fields."""
 
-    def __init__(self, llm: OpenAIBackend, rules: Backend, llm_fields: list[str], *, llm_review: bool = False,
-                 compact: bool = False) -> None:
+    def __init__(
+        self,
+        llm: OpenAIBackend,
+        rules: Backend,
+        llm_fields: list[str],
+        *,
+        llm_review: bool = False,
+        compact: bool = False,
+    ) -> None:
         self.llm, self.rules = llm, rules
         self.compact = compact  # send only the contracts' priority evidence (small local models)
         self.llm_fields = frozenset(llm_fields)
@@ -84,12 +104,19 @@ class RoutedBackend:
             if f in self.llm_fields and not v.accepted:
                 v.request = request_with_evidence(v, f, task.contracts, task.evidence)
         if self.llm_review:
-            passed = {f: p for f, p in task.predictions.items() if f in self.llm_fields and verdicts.get(f, None)
-                      and verdicts[f].accepted}
+            passed = {
+                f: p
+                for f, p in task.predictions.items()
+                if f in self.llm_fields and verdicts.get(f) and verdicts[f].accepted
+            }
             if passed:
                 evidence = _fields_evidence(list(passed), task.contracts, task.evidence, self.compact)
-                sub = replace(task, predictions=passed, evidence=evidence,
-                              contracts={f: c for f, c in task.contracts.items() if f in passed})
+                sub = replace(
+                    task,
+                    predictions=passed,
+                    evidence=evidence,
+                    contracts={f: c for f, c in task.contracts.items() if f in passed},
+                )
                 for f, v in self.llm.review(sub).items():
                     if not v.accepted:
                         verdicts[f] = v

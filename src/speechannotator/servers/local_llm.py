@@ -80,18 +80,30 @@ class LocalLLMServer:
         self.info: LocalModelInfo | None = None
         self._server: LlamaServer | None = None
 
-    def start(self) -> "LocalLLMServer":
+    def start(self) -> LocalLLMServer:
         if self._server is not None and self._server.running:
             return self
         gguf = local_llm_gguf(self.model.name)
         threads = choose_threads(self.settings.threads)
-        self.info = LocalModelInfo(self.model, threads, self.settings.parallel,
-                                   "best installed" if self.settings.model == "auto" else "named")
-        self._server = LlamaServer(gguf, n_ctx=self.settings.n_ctx, n_parallel=self.settings.parallel,
-                                   n_threads=threads, startup_timeout_s=self.settings.startup_timeout_s)
+        self.info = LocalModelInfo(
+            self.model, threads, self.settings.parallel, "best installed" if self.settings.model == "auto" else "named"
+        )
+        self._server = LlamaServer(
+            gguf,
+            n_ctx=self.settings.n_ctx,
+            n_parallel=self.settings.parallel,
+            n_threads=threads,
+            startup_timeout_s=self.settings.startup_timeout_s,
+        )
         self._server.start()
-        log.info("local LLM %s on %s (%d thread(s), %d slot(s), pid %s)", self.model.title, self._server.url, threads,
-                 self.settings.parallel, self._server.pid)
+        log.info(
+            "local LLM %s on %s (%d thread(s), %d slot(s), pid %s)",
+            self.model.title,
+            self._server.url,
+            threads,
+            self.settings.parallel,
+            self._server.pid,
+        )
         return self
 
     @property
@@ -102,9 +114,15 @@ class LocalLLMServer:
 
     def endpoint(self, base: EndpointConfig) -> EndpointConfig:
         """`base` (bounds, retries, temperature) pointed at this server; the local models hear no audio."""
-        return base.model_copy(update={"url": self.url, "model": self.model.title, "audio": False,
-                                       "api_key_env": "SPEECHANNOTATOR_LOCAL_LLM_KEY",
-                                       "timeout_s": max(base.timeout_s, self.settings.timeout_s)})
+        return base.model_copy(
+            update={
+                "url": self.url,
+                "model": self.model.title,
+                "audio": False,
+                "api_key_env": "SPEECHANNOTATOR_LOCAL_LLM_KEY",
+                "timeout_s": max(base.timeout_s, self.settings.timeout_s),
+            }
+        )
 
     def describe(self) -> str:
         i = self.info
@@ -117,7 +135,7 @@ class LocalLLMServer:
         if server is not None:
             server.stop()
 
-    def __enter__(self) -> "LocalLLMServer":
+    def __enter__(self) -> LocalLLMServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -13,12 +13,17 @@ from ...schema import canonical_closed
 from .prompts import FIELD_GUIDE
 
 _GENDER_WORDS = {
-    "en": {"male": re.compile(r"\b(male|man|men|his|he|gentleman|boy)\b", re.I),
-           "female": re.compile(r"\b(female|woman|women|her|hers|she|lady|girl)\b", re.I)},
+    "en": {
+        "male": re.compile(r"\b(male|man|men|his|he|gentleman|boy)\b", re.I),
+        "female": re.compile(r"\b(female|woman|women|her|hers|she|lady|girl)\b", re.I),
+    },
     "zh": {"male": re.compile(r"男"), "female": re.compile(r"女")},
 }
-_EXAMPLES = {normalize for f in ("caption", "contextual_inference")
-             for normalize in (re.sub(r"\W+", " ", t).strip().lower() for t in FIELD_GUIDE[f][1].values())}
+_EXAMPLES = {
+    normalize
+    for f in ("caption", "contextual_inference")
+    for normalize in (re.sub(r"\W+", " ", t).strip().lower() for t in FIELD_GUIDE[f][1].values())
+}
 
 
 def compose_conflict(text: str, values: dict[str, str], lang: str, field: str = "caption") -> str | None:

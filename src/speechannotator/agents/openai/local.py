@@ -15,7 +15,9 @@ from .backend import OpenAIBackend, options_from
 class LocalBackend(OpenAIBackend):
     name = "local"
 
-    def __init__(self, config: Config, *, fallback: Backend | None = None, server: LocalLLMServer | None = None) -> None:
+    def __init__(
+        self, config: Config, *, fallback: Backend | None = None, server: LocalLLMServer | None = None
+    ) -> None:
         # A caller-owned server (tests share one per session) is left running on close().
         self._owns_server = server is None
         self.server = server or LocalLLMServer(config.local_llm)

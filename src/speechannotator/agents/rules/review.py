@@ -53,7 +53,8 @@ _MSG = {
         "pitch": "The pitch description is two or more levels away from the F0 evidence.",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
         "speed": "The speed description is two or more levels away from the rate evidence.",
-        "no_level": "The description names no {what} level that can be checked (such as '{ex}'), while the evidence determines one.",
+        "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
+                    "while the evidence determines one.",
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
@@ -242,7 +243,8 @@ class _Reviewer:
         return self.accept("paralinguistic", "not contradicted by event evidence")
 
     def _word(self, field: str) -> str:
-        return {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}[self.lang][field]
+        words = {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}
+        return words[self.lang][field]
 
     def _open_nonempty(self, field: str, p: Prediction) -> Verdict:
         if is_empty_marker(p.value):
