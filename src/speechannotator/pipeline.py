@@ -63,6 +63,20 @@ def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
     os.replace(tmp, path)  # readers never see a half-written file
 
 
+def output_path(out_dir: str | Path, rec: str) -> Path:
+    return Path(out_dir) / f"{rec}.json"
+
+
+def write_output(store: StateStore, out_dir: str | Path, rec: str) -> tuple[Path, list[SegmentRecord]]:
+    """Write a recording's output JSON from the state: finalized records + human decisions in force."""
+    from .output.decisions import reviewed_records
+
+    records = reviewed_records(store, rec)
+    path = output_path(out_dir, rec)
+    _write_json_atomic(path, records)
+    return path, records
+
+
 class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
@@ -153,7 +167,7 @@ class Annotator:
         path = Path(path)
         rec = rec or path.stem
         result = AnnotationResult(path=path, rec=rec)
-        out_path = self.out_dir / f"{rec}.json"
+        out_path = output_path(self.out_dir, rec)
         notify = on_stage or (lambda stage: None)
         timeline_path = Path(timeline) if timeline is not None else None
         t0 = time.perf_counter()
@@ -168,7 +182,9 @@ class Annotator:
             if status and status[0] == "complete" and out_path.exists():
                 result.skipped = True
                 result.output = out_path
-                result.records = [SegmentRecord.model_validate(d) for _, d in self.store.records(rec)]
+                from .output.decisions import reviewed_records
+
+                result.records = reviewed_records(self.store, rec)
                 return result
             lang = None
             steps: list[tuple[str, Callable[[], None]]] = [
@@ -189,8 +205,8 @@ class Annotator:
                 result.timings[stage] = time.perf_counter() - t
             notify("finalize")
             t = time.perf_counter()
-            records = finalize(self.store, rec, self.backend, self.config, lang)
-            _write_json_atomic(out_path, records)
+            finalize(self.store, rec, self.backend, self.config, lang)
+            out_path, records = write_output(self.store, self.out_dir, rec)  # with human decisions
             result.timings["finalize"] = time.perf_counter() - t
             self.store.set_status(rec, "complete")
             result.records, result.output = records, out_path
