@@ -177,7 +177,7 @@ class Annotator:
             result.duration = audio.duration
             result.timings["load"] = time.perf_counter() - t0
             fp = self._fingerprint(audio, timeline_path)
-            self.store.begin_recording(rec, str(path), fp, audio.duration)
+            self.store.begin_recording(rec, str(path.resolve()), fp, audio.duration)  # the viewer finds it later
             status = self.store.status(rec)
             if status and status[0] == "complete" and out_path.exists():
                 result.skipped = True
