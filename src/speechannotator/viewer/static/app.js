@@ -21,7 +21,7 @@ function el(tag, props, ...kids) {
     else if (k === 'style') Object.assign(e.style, v);  // CSSOM: the CSP forbids style attributes
     else e.setAttribute(k, String(v));
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === undefined || kid === null || kid === false) continue;
     e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
