@@ -109,6 +109,14 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     assert page.evaluate("window.__status") == 400
     with StateStore(out / "state.sqlite", read_only=True) as store:
         assert len(store.decisions("dialogue")) == 2
+    # The corpus list filters by field and kind: one segment with an edited gender, none with an edited age.
+    page.goto(view_server.url)
+    page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    page.select_option("#f-field", "gender")
+    page.select_option("#f-flag", "edited")
+    assert page.inner_text("#corpus tbody tr[data-rec='dialogue'] td:last-child") == "1"
+    page.select_option("#f-field", "age")
+    assert page.query_selector("#corpus tbody tr[data-rec='dialogue']") is None
 
 
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
