@@ -23,7 +23,7 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--rec", default="dialogue")
     ap.add_argument("--segment", type=int, default=3)
-    ap.add_argument("--field", default="emotion", help="the attribute whose trail is shown opened")
+    ap.add_argument("--field", default="gender", help="the attribute whose trail is shown opened")
     ap.add_argument("--docs", type=Path, default=ROOT / "docs")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -38,7 +38,7 @@ def main() -> None:
             page.goto(url)
             page.wait_for_selector("#corpus tbody tr")
             page.screenshot(path=str(args.docs / "viewer-corpus.png"))
-            page.set_viewport_size({"width": 1360, "height": 1180})
+            page.set_viewport_size({"width": 1360, "height": 1500})
             page.click(f"#corpus tbody tr[data-rec='{args.rec}']")
             page.wait_for_selector(f".seg[data-index='{args.segment}']")
             page.click(f".seg[data-index='{args.segment}'] .idx")
@@ -46,6 +46,7 @@ def main() -> None:
             page.wait_for_timeout(1200)  # let the segment play a little: the playhead moves on
             page.keyboard.press(" ")
             page.click(f"[data-field-card='{args.field}'] summary")
+            page.evaluate("window.scrollTo(0, 0)")
             page.screenshot(path=str(args.docs / "viewer-recording.png"))
             browser.close()
     finally:

@@ -92,14 +92,16 @@ async function showCorpus(q) {
   flag.value = q.get('flag') || 'relabeled';
   search.value = q.get('name') || '';
   const body = el('tbody');
-  const columns = [['rec', 'Recording'], ['duration', 'Duration', 1], ['speakers', 'Speakers', 1],
+  const base = [['rec', 'Recording'], ['duration', 'Duration', 1], ['speakers', 'Speakers', 1],
     ['segments', 'Segments', 1], ['status', 'Status'], ['flagged', 'Flagged', 1], ['relabeled', 'Relabeled', 1],
-    ['failed', 'Failed', 1], ['edited', 'Edited', 1], ['match', 'Matching segments', 1]];
+    ['failed', 'Failed', 1], ['edited', 'Edited', 1]];
+  let columns = base;
   const head = el('tr');
   const table = el('table', { class: 'grid', id: 'corpus' }, el('thead', {}, head), body);
 
   function render() {
     const f = field.value, fl = flag.value, name = search.value.trim().toLowerCase();
+    columns = f ? [...base, ['match', `segments with ${fl} ${f}`, 1]] : base;  // the filter's own count
     let rows = data.recordings.map((r) => ({ ...r, match: f ? r.per_field[f][fl] : r[fl] }));
     if (name) rows = rows.filter((r) => r.rec.toLowerCase().includes(name));
     if (f) rows = rows.filter((r) => r.match > 0);
@@ -107,7 +109,7 @@ async function showCorpus(q) {
     rows.sort((a, b) => (a[key] > b[key] ? dir : a[key] < b[key] ? -dir : 0) || (a.rec > b.rec ? 1 : -1));
     head.replaceChildren(...columns.map(([k, label, num]) => el('th', {
       class: (num ? 'num ' : '') + (k === key ? 'sorted' + (corpusState.asc ? ' asc' : '') : ''),
-      'data-key': k, text: k === 'match' ? (f ? `${fl} ${f}` : `${fl} fields`) : label,
+      'data-key': k, text: label,
       onclick: () => { corpusState.asc = corpusState.sort === k ? !corpusState.asc : k === 'rec'; corpusState.sort = k; render(); },
     })));
     body.replaceChildren(...rows.map((r) => el('tr', {
@@ -119,7 +121,7 @@ async function showCorpus(q) {
       },
     }, el('td', {}, el('a', { href: hashFor('rec', r.rec), text: r.rec })), el('td', { class: 'num', text: fmtDur(r.duration) }),
     cell(r.speakers), cell(r.segments), el('td', {}, el('span', { class: 'status ' + r.status, text: r.status, title: r.error || null })),
-    cell(r.flagged), cell(r.relabeled), cell(r.failed), cell(r.edited), cell(r.match))));
+    cell(r.flagged), cell(r.relabeled), cell(r.failed), cell(r.edited), f ? cell(r.match) : null)));
     if (!rows.length) body.append(el('tr', {}, el('td', { colspan: columns.length, class: 'dim', text: 'no recording matches' })));
     const nq = new URLSearchParams();
     if (f) nq.set('field', f);
