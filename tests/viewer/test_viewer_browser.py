@@ -22,9 +22,10 @@ def _open_recording(page, server, seg: int | None = None):
     page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
     page.click("#corpus tbody tr[data-rec='dialogue']")
     page.wait_for_selector(".seg[data-index='0']")
-    if seg is not None:
+    if seg is not None:  # else the first segment is selected without playing
         page.click(f".seg[data-index='{seg}'] .idx")
-    page.wait_for_selector("[data-field-card='gender']")
+    key = page.eval_on_selector(f".seg[data-index='{seg or 0}']", "e => e.dataset.key")
+    page.wait_for_selector(f"#panel[data-key='{key}'] [data-field-card='gender']")  # this segment's panel
 
 
 def test_page_shows_the_corpus_and_the_recording(annotated, view_server, page):
@@ -117,6 +118,32 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     assert page.inner_text("#corpus tbody tr[data-rec='dialogue'] td:last-child") == "1"
     page.select_option("#f-field", "age")
     assert page.query_selector("#corpus tbody tr[data-rec='dialogue']") is None
+
+
+def test_speaker_and_boundary_corrections(annotated, view_server, page):
+    out, _ = annotated
+    rows = _records(out)
+    last = len(rows) - 1
+    target = next(r for r in rows if r["speaker_id"] != rows[last]["speaker_id"])
+    _open_recording(page, view_server, seg=last)
+    with StateStore(out / "state.sqlite", read_only=True) as store:
+        raw = {s.key: s.speaker for s in store.segments("dialogue")}
+    other_raw = raw[f"seg_{rows.index(target):05d}"]
+    page.select_option("select[data-field='speaker']", other_raw)
+    page.click("[data-save='speaker']")
+    page.wait_for_selector("#audit li")
+    page.fill("input[data-field='end_time']", str(rows[last]["end_time"] - 250))
+    page.click("[data-save='end_time']")
+    page.wait_for_function("() => document.querySelectorAll('#audit li').length === 2")
+    after = _records(out)[last]
+    assert (after["speaker_id"], after["speaker_name"]) == (target["speaker_id"], target["speaker_name"])
+    assert after["end_time"] == rows[last]["end_time"] - 250
+    # An end before the start is refused with the schema's reason, shown to the reviewer.
+    page.fill("input[data-field='end_time']", str(after["start_time"] - 1))
+    page.click("[data-save='end_time']")
+    page.wait_for_selector("#toast.error")
+    assert "start < end" in page.inner_text("#toast")
+    assert _records(out)[last]["end_time"] == after["end_time"]
 
 
 def test_an_annotate_rerun_keeps_human_decisions(annotated):

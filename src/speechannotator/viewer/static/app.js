@@ -427,6 +427,7 @@ async function showPanel(seg) {
       el('b', { text: d.field }), `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
       el('span', { class: 'dim', text: `by ${d.who}, ${new Date(d.at * 1000).toISOString().replace('T', ' ').slice(0, 19)} UTC (#${d.id})` }))))
     : el('p', { class: 'dim', id: 'audit', text: 'no human decision on this segment yet' });
+  panel.dataset.key = seg.key;  // which segment the panel shows, once it is drawn
   panel.replaceChildren(
     el('h2', {}, `Segment ${seg.index}`, el('span', { class: 'dim mono', text: seg.key }),
       el('span', { class: 'dim', text: `${fmtTime(seg.start_time / 1000)}–${fmtTime(seg.end_time / 1000)}` }),
