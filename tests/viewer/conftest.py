@@ -17,7 +17,7 @@ from viewer_helpers import CHROMIUM, CHROMIUM_ARGS, EXAMPLE, REFERENCE, XSS_INDE
 @pytest.fixture(scope="session")
 def annotated(tmp_path_factory):
     """examples/dialogue.flac annotated through stages 7-12 on a reference timeline whose third
-    transcript carries script and an <img onerror>: (out_dir, timeline path)."""
+    transcript carries script and an <img onerror>: (out_dir, timeline path, settings path)."""
     from speechannotator.cli import main
     from click.testing import CliRunner
 
@@ -27,10 +27,12 @@ def annotated(tmp_path_factory):
     timeline = work / "dialogue.seglst.json"
     timeline.write_text(json.dumps(ref), encoding="utf-8")
     out = work / "out"
+    settings = work / "settings.toml"
+    settings.write_text("[priors]\nenhance = false\n")  # speech enhancement is half the cost and the page needs none
     res = CliRunner().invoke(main, ["annotate", str(EXAMPLE), "--timeline", str(timeline), "-o", str(out), "-q",
-                                    "--no-print"])
+                                    "--no-print", "--config", str(settings)])
     assert res.exit_code == 0, res.output
-    return out, timeline
+    return out, timeline, settings
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,7 @@ def _open_recording(page, server, seg: int | None = None):
 
 
 def test_page_shows_the_corpus_and_the_recording(annotated, view_server, page):
-    out, _ = annotated
+    out = annotated[0]
     records = _records(out)
     page.goto(view_server.url)
     row = page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
@@ -55,7 +55,7 @@ def test_page_shows_the_corpus_and_the_recording(annotated, view_server, page):
 
 
 def test_playing_a_segment_plays_exactly_its_span(annotated, view_server, page):
-    out, _ = annotated
+    out = annotated[0]
     seg = _records(out)[3]
     ranges = []
     page.on("request", lambda r: "/api/audio" in r.url and ranges.append(r.headers.get("range")))
@@ -79,7 +79,7 @@ def test_playing_a_segment_plays_exactly_its_span(annotated, view_server, page):
 
 
 def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annotated, view_server, page):
-    out, _ = annotated
+    out = annotated[0]
     before = _records(out)[1]
     other = "female" if before["gender"] == "male" else "male"
     _open_recording(page, view_server, seg=1)
@@ -121,7 +121,7 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
 
 
 def test_speaker_and_boundary_corrections(annotated, view_server, page):
-    out, _ = annotated
+    out = annotated[0]
     rows = _records(out)
     last = len(rows) - 1
     target = next(r for r in rows if r["speaker_id"] != rows[last]["speaker_id"])
@@ -149,19 +149,19 @@ def test_speaker_and_boundary_corrections(annotated, view_server, page):
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
     from speechannotator.cli import main
 
-    out, timeline = annotated
+    out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]
     with StateStore(out / "state.sqlite") as store:
         store.add_decision("dialogue", "seg_00005", "emotion", old, "curious (moderate)", "tester")
     (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
     res = CliRunner().invoke(main, ["annotate", str(EXAMPLE), "--timeline", str(timeline), "-o", str(out), "-q",
-                                    "--no-print"])
+                                    "--no-print", "--config", str(settings)])
     assert res.exit_code == 0, res.output
     assert _records(out)[5]["emotion"] == "curious (moderate)"
 
 
 def test_transcripts_show_as_text_never_as_markup(annotated, view_server, page):
-    out, _ = annotated
+    out = annotated[0]
     assert "<script>" in _records(out)[XSS_INDEX]["text"]
     _open_recording(page, view_server, seg=XSS_INDEX)
     shown = page.eval_on_selector(f".seg[data-index='{XSS_INDEX}'] .txt", "e => e.textContent")
