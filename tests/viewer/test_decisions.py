@@ -80,7 +80,8 @@ def test_the_trail_is_append_only_and_readers_cannot_write(tmp_path):
         store.begin_recording("r", "/x.wav", "fp1")
         store.begin_recording("r", "/x.wav", "fp2")  # a changed fingerprint resets machine outputs only
     with StateStore(tmp_path / "state.sqlite", read_only=True) as ro:
-        assert [(d.who, d.new, d.note) for d in ro.decisions("r")] == [("ann", "female", ""), ("bob", "male", "second look")]
+        trail = [(d.who, d.new, d.note) for d in ro.decisions("r")]
+        assert trail == [("ann", "female", ""), ("bob", "male", "second look")]
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             ro.add_decision("r", "seg_0", "age", "child", "elderly", "eve")
     with pytest.raises(sqlite3.OperationalError):

@@ -69,7 +69,9 @@ class FieldTrail:
 
 
 def evidence_source(name: str) -> str:
-    return "speaker aggregate" if name.startswith("speaker.") else "recording" if name.startswith("recording.") else "segment"
+    if name.startswith("speaker."):
+        return "speaker aggregate"
+    return "recording" if name.startswith("recording.") else "segment"
 
 
 def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldTrail:
@@ -79,7 +81,8 @@ def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldT
     if not data.segments:
         raise ValueError(f"recording {data.rec!r} has no segments in the state")
     if not 0 <= segment_index < len(data.segments):
-        raise ValueError(f"segment {segment_index} is out of range: {data.rec} has {len(data.segments)} segments (0-based)")
+        raise ValueError(f"segment {segment_index} is out of range: "
+                         f"{data.rec} has {len(data.segments)} segments (0-based)")
     seg = data.segments[segment_index]
     t = FieldTrail(rec=data.rec, index=segment_index, segment=seg, field=field, composed=field in COMPOSED_FIELDS,
                    review_skipped=data.review_skipped, final=data.final.get(seg.key, {}).get(field),
@@ -134,7 +137,8 @@ def format_trail(t: FieldTrail) -> str:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
         p, v = r.prediction, r.verdict
-        lines.append(f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})")
+        lines.append(f"round {p.round}: {p.value!r} "
+                     f"(confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})")
         if p.evidence:
             lines.append(f"  cites: {', '.join(p.evidence)}")
         if p.rationale:

@@ -24,7 +24,8 @@ def _is_loopback(host: str) -> bool:
 @click.command("view")
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--port", type=int, default=8765, show_default=True, help="TCP port (0: any free port).")
-@click.option("--host", default=LOOPBACK, show_default=True, help="Address to bind; other than loopback needs --allow-remote.")
+@click.option("--host", default=LOOPBACK, show_default=True,
+              help="Address to bind; other than loopback needs --allow-remote.")
 @click.option("--allow-remote", is_flag=True, help="Permit a non-loopback --host (anyone who gets the URL can edit).")
 @click.option("--reviewer", default=None, help="Name recorded with every correction (default: the login name).")
 def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, reviewer: str | None) -> None:
