@@ -82,10 +82,10 @@ def _dump(obj: Any) -> str:
 class StateStore:
     """Access to the state database. One instance per process; safe across threads."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = False):
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
         self._lock = threading.RLock()
-        if read_only:  # readers (explain, the viewer) must never create or change a state
+        if readonly:  # readers (explain, the viewer) must never create or change a state
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             self._conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA busy_timeout=60000")

@@ -79,13 +79,13 @@ def test_the_trail_is_append_only_and_readers_cannot_write(tmp_path):
             store._conn.execute("DELETE FROM decisions")
         store.begin_recording("r", "/x.wav", "fp1")
         store.begin_recording("r", "/x.wav", "fp2")  # a changed fingerprint resets machine outputs only
-    with StateStore(tmp_path / "state.sqlite", read_only=True) as ro:
+    with StateStore(tmp_path / "state.sqlite", readonly=True) as ro:
         trail = [(d.who, d.new, d.note) for d in ro.decisions("r")]
         assert trail == [("ann", "female", ""), ("bob", "male", "second look")]
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             ro.add_decision("r", "seg_0", "age", "child", "elderly", "eve")
     with pytest.raises(sqlite3.OperationalError):
-        StateStore(tmp_path / "absent.sqlite", read_only=True)
+        StateStore(tmp_path / "absent.sqlite", readonly=True)
     assert not (tmp_path / "absent.sqlite").exists()
 
 

@@ -96,7 +96,7 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     after = _records(out)[1]
     assert after["gender"] == other and after["text"].endswith("leisure to consider")
     assert after["text_and_paralanguage"] == after["text"]
-    with StateStore(out / "state.sqlite", read_only=True) as store:
+    with StateStore(out / "state.sqlite", readonly=True) as store:
         trail = [d for d in store.decisions("dialogue") if d.key == "seg_00001"]
     assert [(d.field, d.old, d.new, d.who) for d in trail] == [
         ("gender", before["gender"], other, "tester"), ("text", before["text"], after["text"], "tester")]
@@ -108,7 +108,7 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
         key: 'seg_00001', field: 'gender', value: 'purple'})}).then(r => window.__status = r.status)""")
     page.wait_for_function("() => window.__status !== undefined")
     assert page.evaluate("window.__status") == 400
-    with StateStore(out / "state.sqlite", read_only=True) as store:
+    with StateStore(out / "state.sqlite", readonly=True) as store:
         assert len(store.decisions("dialogue")) == 2
     # The corpus list filters by field and kind: one segment with an edited gender, none with an edited age.
     page.goto(view_server.url)
@@ -126,7 +126,7 @@ def test_speaker_and_boundary_corrections(annotated, view_server, page):
     last = len(rows) - 1
     target = next(r for r in rows if r["speaker_id"] != rows[last]["speaker_id"])
     _open_recording(page, view_server, seg=last)
-    with StateStore(out / "state.sqlite", read_only=True) as store:
+    with StateStore(out / "state.sqlite", readonly=True) as store:
         raw = {s.key: s.speaker for s in store.segments("dialogue")}
     other_raw = raw[f"seg_{rows.index(target):05d}"]
     page.select_option("select[data-field='speaker']", other_raw)
@@ -203,5 +203,5 @@ def test_token_is_required_and_only_named_files_are_served(annotated, view_serve
     assert status == 200 and json.loads(data)[0]["speaker_id"] == "spk_01"
     status, _, headers = _get(s, f"/?token={tok}")
     assert status == 200 and "script-src 'self'" in headers["content-security-policy"]
-    with StateStore(annotated[0] / "state.sqlite", read_only=True) as store:
+    with StateStore(annotated[0] / "state.sqlite", readonly=True) as store:
         assert not [d for d in store.decisions("dialogue") if d.key == "seg_00000"]

@@ -91,7 +91,7 @@ class Viewer:
 
     @contextmanager
     def reader(self) -> Iterator[StateStore]:
-        store = StateStore(self.state_path, read_only=True)
+        store = StateStore(self.state_path, readonly=True)
         try:
             yield store
         finally:
