@@ -68,6 +68,23 @@ def test_decisions_apply_latest_first_and_move_segments_between_speakers():
     assert items[0][1]["speaker_id"] == "spk_01"  # the machine records are not changed in place
 
 
+def test_explain_counts_segments_in_output_order_after_a_boundary_correction(tmp_path):
+    from speechannotator.agents.explain import explain
+    from speechannotator.records import Segment
+
+    with StateStore(tmp_path / "state.sqlite") as store:
+        store.begin_recording("r", "/x.wav", "fp", 10.0)
+        with store.transaction() as c:
+            store.write_segments(c, "r", [Segment("seg_00000", 1.0, 2.0, "A", "first"),
+                                          Segment("seg_00001", 3.0, 4.0, "B", "second")])
+            store.write_records(c, "r", [("seg_00000", _row(1000, 2000, "spk_01", "Speaker1", "first")),
+                                         ("seg_00001", _row(3000, 4000, "spk_02", "Speaker2", "second"))])
+        store.add_decision("r", "seg_00001", "start_time", 3000, 200, "ann")
+        store.add_decision("r", "seg_00001", "end_time", 4000, 900, "ann")
+        text = explain(store, "r", 0, "gender")
+    assert "(seg_00001)" in text and "second" in text and text.rstrip().endswith("final: male")
+
+
 def test_the_trail_is_append_only_and_readers_cannot_write(tmp_path):
     with StateStore(tmp_path / "state.sqlite") as store:
         first = store.add_decision("r", "seg_0", "gender", "male", "female", "ann")

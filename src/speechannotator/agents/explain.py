@@ -35,10 +35,13 @@ class RecordingTrails:
         from ..output.decisions import reviewed_items
 
         info = store.stage_info(rec, "review")
-        return cls(rec=rec, segments=store.segments(rec), contracts=store.contracts(rec), evidence=store.evidence(rec),
+        final = dict(reviewed_items(store, rec))
+        # In output JSON order, which a human boundary correction may have changed.
+        order = {key: i for i, key in enumerate(final)}
+        segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
+        return cls(rec=rec, segments=segments, contracts=store.contracts(rec), evidence=store.evidence(rec),
                    predictions=store.predictions(rec, all_rounds=True), verdicts=store.verdicts(rec),
-                   final=dict(reviewed_items(store, rec)), decisions=store.decisions(rec),
-                   review_skipped=bool(info and info.get("skipped")))
+                   final=final, decisions=store.decisions(rec), review_skipped=bool(info and info.get("skipped")))
 
 
 @dataclass
