@@ -18,8 +18,9 @@ from viewer_helpers import CHROMIUM, CHROMIUM_ARGS, EXAMPLE, REFERENCE, XSS_INDE
 def annotated(tmp_path_factory):
     """examples/dialogue.flac annotated through stages 7-12 on a reference timeline whose third
     transcript carries script and an <img onerror>: (out_dir, timeline path, settings path)."""
-    from speechannotator.cli import main
     from click.testing import CliRunner
+
+    from speechannotator.cli import main
 
     work = tmp_path_factory.mktemp("viewer")
     ref = json.loads(REFERENCE.read_text(encoding="utf-8"))

@@ -8,7 +8,8 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from speechannotator.output.decisions import EditContext, EditError, apply_decisions, validate_edit
+from speechannotator.corrections import apply_decisions
+from speechannotator.output.decisions import EditContext, EditError, validate_edit
 from speechannotator.records import Decision
 from speechannotator.schema import OUTPUT_KEYS
 from speechannotator.state import StateStore
@@ -19,7 +20,7 @@ CTX_ZH = EditContext(label_lang="zh", duration_ms=10_000, speakers=("A", "B"))
 
 
 def _row(start: int, end: int, sid: str, name: str, text: str = "hello") -> dict:
-    row = {k: "none" for k in OUTPUT_KEYS}
+    row = dict.fromkeys(OUTPUT_KEYS, "none")
     row.update(speaker_id=sid, speaker_name=name, text=text, text_and_paralanguage=text + " [pause]",
                start_time=start, end_time=end, language="en", gender="male")
     return row
@@ -75,6 +76,7 @@ def test_explain_counts_segments_in_output_order_after_a_boundary_correction(tmp
     with StateStore(tmp_path / "state.sqlite") as store:
         store.begin_recording("r", "/x.wav", "fp", 10.0)
         with store.transaction() as c:
+            store.set_label_language(c, "r", "en")
             store.write_segments(c, "r", [Segment("seg_00000", 1.0, 2.0, "A", "first"),
                                           Segment("seg_00001", 3.0, 4.0, "B", "second")])
             store.write_records(c, "r", [("seg_00000", _row(1000, 2000, "spk_01", "Speaker1", "first")),

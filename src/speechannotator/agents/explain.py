@@ -7,11 +7,14 @@ prediction and verdict, human decisions, and the final value.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
+from ..corrections import reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
+from ..stages import StageName
 from ..state import StateStore
 from .context import admitted_evidence
 
@@ -31,10 +34,8 @@ class RecordingTrails:
     review_skipped: bool
 
     @classmethod
-    def load(cls, store: StateStore, rec: str) -> "RecordingTrails":
-        from ..output.decisions import reviewed_items
-
-        info = store.stage_info(rec, "review")
+    def load(cls, store: StateStore, rec: str) -> RecordingTrails:
+        info = store.stage_info(rec, StageName.REVIEW)
         final = dict(reviewed_items(store, rec))
         # In output JSON order, which a human boundary correction may have changed.
         order = {key: i for i, key in enumerate(final)}
@@ -164,7 +165,7 @@ def format_trail(t: FieldTrail) -> str:
 def _iso(ts: float) -> str:
     import datetime as _dt
 
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:

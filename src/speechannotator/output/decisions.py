@@ -1,10 +1,5 @@
-"""Human decisions over the finalized records: what may be edited, how an edit is validated,
-and how the decisions in force are applied to the machine output.
-
-The state keeps the machine's records (stage 11) untouched and every human decision in an
-append-only trail; the output JSON is always "machine records + latest decision per
-(segment, field)", so an `annotate` rerun that refinalizes keeps the human corrections.
-"""
+"""What a human correction may hold: an edit is validated against the schema before it is
+appended to the state's decision trail (``corrections`` applies the decisions in force)."""
 
 from __future__ import annotations
 
@@ -13,15 +8,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import Decision
-from ..schema import (FIELDS, NONE_VALUE, SegmentRecord, canonical_closed, closed_value, is_empty_marker,
-                      validate_records)
-from ..state import StateStore
+from ..corrections import BOUNDARY_FIELDS, EDITABLE_FIELDS, SPEAKER_FIELD, TEXT_FIELDS
+from ..schema import NONE_VALUE, canonical_closed, closed_value, is_empty_marker
+from .finalize import canonical_emotion
 
-TEXT_FIELDS: tuple[str, ...] = ("text", "text_and_paralanguage")
-BOUNDARY_FIELDS: tuple[str, ...] = ("start_time", "end_time")
-SPEAKER_FIELD = "speaker"
-EDITABLE_FIELDS: tuple[str, ...] = FIELDS + TEXT_FIELDS + BOUNDARY_FIELDS + (SPEAKER_FIELD,)
 MAX_TEXT = 2000  # characters; a transcript or label longer than this is a paste accident
 _SPEAKER_LABEL = re.compile(r"^[\w.-]{1,40}$")
 
@@ -81,65 +71,5 @@ def validate_edit(field: str, value: Any, row: dict[str, Any], ctx: EditContext)
             raise EditError(f"{text!r} is not a {field} value")
         return closed_value(field, canon, lang)
     if field == "emotion" and not is_empty_marker(text):
-        from .finalize import canonical_emotion  # one home for the 'label (intensity)' form
-
-        return canonical_emotion(text, lang)
+        return canonical_emotion(text, lang)  # one home for the 'label (intensity)' form
     return NONE_VALUE[lang] if is_empty_marker(text) else text
-
-
-def in_force(decisions: list[Decision]) -> dict[tuple[str, str], Decision]:
-    """The latest decision per (segment key, field)."""
-    return {(d.key, d.field): d for d in decisions}
-
-
-def _speaker_name(n: int, lang: str) -> str:
-    return f"说话人{n}" if lang == "zh" else f"Speaker{n}"
-
-
-def apply_decisions(items: list[tuple[str, dict[str, Any]]], raw_speakers: dict[str, str],
-                    decisions: list[Decision], label_lang: str) -> list[tuple[str, dict[str, Any]]]:
-    """Machine records ``[(key, row)]`` with the decisions in force applied, in time order.
-
-    ``raw_speakers`` maps segment key to its raw speaker label. A segment moved to another
-    speaker takes that speaker's id and name; a new label gets the next free id. A decision
-    whose segment no longer exists (a rerun with another timeline) stays in the trail unused.
-    """
-    force = in_force(decisions)
-    if not force:
-        return items
-    by_raw: dict[str, tuple[str, str]] = {}
-    for key, row in items:
-        by_raw.setdefault(raw_speakers.get(key, row["speaker_id"]), (row["speaker_id"], row["speaker_name"]))
-    out = []
-    for key, row in items:
-        row = dict(row)
-        for (k, field), d in force.items():
-            if k != key:
-                continue
-            if field == SPEAKER_FIELD:
-                if d.new not in by_raw:
-                    n = 1 + max((int(sid[4:]) for sid, _ in by_raw.values()), default=0)
-                    by_raw[d.new] = (f"spk_{n:02d}", _speaker_name(n, label_lang))
-                row["speaker_id"], row["speaker_name"] = by_raw[d.new]
-            else:
-                row[field] = d.new
-        if (key, "text") in force and (key, "text_and_paralanguage") not in force:
-            row["text_and_paralanguage"] = row["text"]  # the machine's tags belonged to the old words
-        out.append((key, row))
-    out.sort(key=lambda kr: (kr[1]["start_time"], kr[1]["end_time"], kr[0]))
-    return out
-
-
-def label_language(store: StateStore, rec: str) -> str:
-    info = store.stage_info(rec, "plan") or {}
-    return info.get("label_lang") if info.get("label_lang") in ("zh", "en") else "en"
-
-
-def reviewed_items(store: StateStore, rec: str) -> list[tuple[str, dict[str, Any]]]:
-    """The finalized records of ``rec`` with the human decisions in force, ``[(key, row)]``."""
-    raw = {s.key: s.speaker for s in store.segments(rec)}
-    return apply_decisions(store.records(rec), raw, store.decisions(rec), label_language(store, rec))
-
-
-def reviewed_records(store: StateStore, rec: str) -> list[SegmentRecord]:
-    return validate_records([row for _, row in reviewed_items(store, rec)])

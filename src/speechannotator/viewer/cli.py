@@ -32,7 +32,7 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     """Serve a local page to review and correct the annotations in OUT."""
     import uvicorn
 
-    from ..pipeline import STATE_FILE
+    from ..state import STATE_FILE
     from .server import Viewer, make_app, new_token
 
     if not (out_dir / STATE_FILE).is_file():

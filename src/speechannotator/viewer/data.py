@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
-from ..output.decisions import EDITABLE_FIELDS, in_force, label_language, reviewed_items
+from ..corrections import EDITABLE_FIELDS, in_force, reviewed_items
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE
 from ..state import StateStore
 
@@ -56,8 +56,8 @@ def corpus(store: StateStore) -> dict[str, Any]:
         rec = r["rec"]
         items = reviewed_items(store, rec)
         flags = field_flags(store, rec)
-        per_field: dict[str, dict[str, int]] = {f: {k: 0 for k in FLAGS} for f in EDITABLE_FIELDS}
-        totals = {k: 0 for k in FLAGS}
+        per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
+        totals = dict.fromkeys(FLAGS, 0)
         for (_, field), kinds in flags.items():
             for k in kinds:
                 totals[k] += 1
@@ -74,7 +74,10 @@ def corpus(store: StateStore) -> dict[str, Any]:
 def recording(store: StateStore, rec: str) -> dict[str, Any]:
     """The recording view: segments in output order with their values and flags."""
     row = recording_row(store, rec)
-    lang = label_language(store, rec)
+    try:
+        lang = store.label_language(rec)
+    except ValueError:  # a recording that failed before its segment table: nothing to label
+        lang = "en"
     raw = {s.key: s.speaker for s in store.segments(rec)}
     force = in_force(store.decisions(rec))
     flags = field_flags(store, rec)

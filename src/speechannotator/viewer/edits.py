@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..output.decisions import (SPEAKER_FIELD, EditContext, EditError, in_force, label_language, reviewed_items,
-                                validate_edit)
-from ..pipeline import write_output
+from ..corrections import SPEAKER_FIELD, in_force, reviewed_items
+from ..output.decisions import EditContext, EditError, validate_edit
+from ..output.write import write_output
 from ..state import StateStore
 from .data import NotFound, recording_row
 
@@ -25,7 +25,7 @@ def apply_edit(state_path: Path, out_dir: Path, rec: str, key: str, field: str, 
         if key not in items:
             raise NotFound(f"no segment {key!r} in {rec!r}")
         raw = {s.key: s.speaker for s in store.segments(rec)}
-        ctx = EditContext(label_lang=label_language(store, rec), duration_ms=int(round(1000 * (row["duration"] or 0))),
+        ctx = EditContext(label_lang=store.label_language(rec), duration_ms=int(round(1000 * (row["duration"] or 0))),
                           speakers=tuple(sorted(set(raw.values()))))
         new = validate_edit(field, value, items[key], ctx)
         if field == SPEAKER_FIELD:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import secrets
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 import soundfile as sf
 from starlette.applications import Starlette
@@ -26,8 +26,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..audio import AudioError, load_audio
 from ..output.decisions import EditError
-from ..pipeline import STATE_FILE, output_path
-from ..state import StateStore
+from ..output.write import output_path
+from ..state import STATE_FILE, StateStore
 from . import data
 from .edits import apply_edit
 
