@@ -15,6 +15,7 @@ from .assets import AssetError
 from .audio import find_audio_files
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
+from .viewer.cli import view
 
 
 def _fail(path: Path | str, cause: str) -> None:
@@ -185,6 +186,7 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, llm, **flags):
 main.add_command(eval_group)
 main.add_command(bench_group)
 main.add_command(explain)
+main.add_command(view)
 
 if __name__ == "__main__":
     main()
