@@ -8,9 +8,9 @@ that is not marked done, and a recording whose output is complete is skipped.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
+import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,6 +19,9 @@ from typing import Callable
 
 from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
+from .frontend.reference import ReferenceError
+from .locks import RecordingBusy, RecordingLock
+from .output.files import OutputError, check_output_name, prepare_out_dir, state_error, write_json_atomic
 from .records import Segment
 from .schema import SegmentRecord, has_cjk
 from .state import StateStore
@@ -40,10 +43,17 @@ class AnnotationResult:
     error: str | None = None
     duration: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    failed_fields: int = 0  # field predictions the backend could not make (written as empty)
+    total_fields: int = 0
+    first_failure: str = ""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def failed_summary(self) -> str:
+        cause = f": {self.first_failure}" if self.first_failure else ""
+        return f"{self.failed_fields} of {self.total_fields} field predictions failed and were left empty{cause}"
 
 
 def label_language(segments: list[Segment], forced: str = "auto") -> str:
@@ -57,10 +67,15 @@ def label_language(segments: list[Segment], forced: str = "auto") -> str:
     return "zh" if weight["zh"] > weight["other"] else "en"
 
 
-def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)  # readers never see a half-written file
+def owner_conflict(store: StateStore, rec: str, path: Path, fp: str) -> str | None:
+    """Outputs are named by stem: refuse a different file whose output an earlier run wrote."""
+    known = store.recording(rec)
+    if known is None or known["fingerprint"] == fp:
+        return None
+    if os.path.abspath(known["path"]) == os.path.abspath(path):
+        return None  # the same file with new content or settings: annotate it afresh
+    return (f"{rec}.json in this output folder was written from {known['path']}, another file with the same "
+            f"name; rename this input or use another -o")
 
 
 class Annotator:
@@ -69,8 +84,11 @@ class Annotator:
     def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend=None):
         self.config = config or Config()
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.store = StateStore(self.out_dir / STATE_FILE)
+        prepare_out_dir(self.out_dir)
+        try:
+            self.store = StateStore(self.out_dir / STATE_FILE)
+        except sqlite3.Error as exc:
+            raise state_error(exc, self.out_dir / STATE_FILE) from exc
         self._backend = backend
 
     @property
@@ -148,7 +166,7 @@ class Annotator:
     ) -> AnnotationResult:
         """Annotate one recording; errors are returned in the result, never raised."""
         from . import agents
-        from .output.finalize import finalize
+        from .output.finalize import StageInputError, finalize
 
         path = Path(path)
         rec = rec or path.stem
@@ -157,18 +175,26 @@ class Annotator:
         notify = on_stage or (lambda stage: None)
         timeline_path = Path(timeline) if timeline is not None else None
         t0 = time.perf_counter()
+        lock = RecordingLock(self.out_dir, rec)
         try:
+            check_output_name(out_path)
+            lock.acquire()  # before anything reads or resets the recording's state
             notify("load")
             audio = load_audio(path)
             result.duration = audio.duration
             result.timings["load"] = time.perf_counter() - t0
             fp = self._fingerprint(audio, timeline_path)
-            self.store.begin_recording(rec, str(path), fp, audio.duration)
+            conflict = owner_conflict(self.store, rec, path, fp)
+            if conflict:
+                raise OutputError(conflict)
+            self.store.begin_recording(rec, os.path.abspath(path), fp, audio.duration)
             status = self.store.status(rec)
-            if status and status[0] == "complete" and out_path.exists():
+            stored = self.store.records(rec)
+            if status and status[0] == "complete" and out_path.is_file() and stored:
                 result.skipped = True
                 result.output = out_path
-                result.records = [SegmentRecord.model_validate(d) for _, d in self.store.records(rec)]
+                result.records = [SegmentRecord.model_validate(d) for _, d in stored]
+                self._count_failed(rec, result)
                 return result
             lang = None
             steps: list[tuple[str, Callable[[], None]]] = [
@@ -189,13 +215,20 @@ class Annotator:
                 result.timings[stage] = time.perf_counter() - t
             notify("finalize")
             t = time.perf_counter()
-            records = finalize(self.store, rec, self.backend, self.config, lang)
-            _write_json_atomic(out_path, records)
+            try:
+                records = finalize(self.store, rec, self.backend, self.config, lang)
+            except StageInputError:
+                self.store.clear_stages(rec, ("plan", "label", "review", "finalize"))
+                raise
+            write_json_atomic(out_path, records)
             result.timings["finalize"] = time.perf_counter() - t
             self.store.set_status(rec, "complete")
             result.records, result.output = records, out_path
-        except AudioError as exc:
-            result.error = str(exc)
+            self._count_failed(rec, result)
+        except (AudioError, OutputError, RecordingBusy, ReferenceError, StageInputError) as exc:
+            result.error = str(exc)  # the cause in one line; the recording's state is left as it was
+        except sqlite3.Error as exc:
+            result.error = str(state_error(exc, self.store.path))
         except Exception as exc:  # one bad recording must not stop a batch
             log.debug("annotation of %s failed", path, exc_info=True)
             result.error = f"{exc.__class__.__name__}: {exc}"
@@ -203,5 +236,13 @@ class Annotator:
                 self.store.set_status(rec, "failed", result.error)
             except Exception:
                 pass
+        finally:
+            lock.release()
         result.timings["total"] = time.perf_counter() - t0
         return result
+
+    def _count_failed(self, rec: str, result: AnnotationResult) -> None:
+        latest = self.store.predictions(rec)
+        failed = [p for p in latest.values() if p.status == "failed"]
+        result.failed_fields, result.total_fields = len(failed), len(latest)
+        result.first_failure = (failed[0].error or "")[:160] if failed else ""

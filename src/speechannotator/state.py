@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+from urllib.parse import quote
 
 from .records import Contract, Evidence, Prediction, Segment, Verdict
 
@@ -63,6 +64,25 @@ CREATE TABLE IF NOT EXISTS records (
 _PER_RECORDING_TABLES = ("stages", "segments", "evidence", "contracts", "predictions", "verdicts", "records")
 
 
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open the database without writing anything (``mode=ro``). In a folder we cannot write,
+    a WAL database whose -shm file is gone can only be opened as immutable (no other writer
+    can exist there either)."""
+    if not path.is_file():
+        raise sqlite3.OperationalError(f"no state database at {path}")
+    uri = "file:" + quote(str(path.resolve()))
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(uri + query, uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if query.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
+
+
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
@@ -70,10 +90,14 @@ def _dump(obj: Any) -> str:
 class StateStore:
     """Access to the state database. One instance per process; safe across threads."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self.readonly = readonly
+        if readonly:  # explain / view: never write, so a read-only results folder works
+            self._conn = _connect_readonly(self.path)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -133,6 +157,10 @@ class StateStore:
                 (rec, path, fingerprint, duration, "running", time.time()),
             )
         return resumable
+
+    def recording(self, rec: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT path, fingerprint, status FROM recordings WHERE rec=?", (rec,))
+        return dict(zip(("path", "fingerprint", "status"), rows[0])) if rows else None
 
     def status(self, rec: str) -> tuple[str, str] | None:
         rows = self._query("SELECT status, fingerprint FROM recordings WHERE rec=?", (rec,))

@@ -152,9 +152,29 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}
 
 
+class StageInputError(Exception):
+    """A stage found its inputs missing in the state (e.g. another process reset them)."""
+
+
+def check_annotation_inputs(store: StateStore, rec: str) -> None:
+    """Finalize only a state that holds every segment's contracts and predictions: a
+    recording is never marked complete without them."""
+    segments = store.segments(rec)
+    if not segments:
+        raise StageInputError(f"{rec}: the state holds no segments")
+    contracts, preds = store.contracts(rec), store.predictions(rec)
+    planned = {k for k, _ in contracts}
+    missing_plan = sum(s.key not in planned for s in segments)
+    missing_pred = sum(kf not in preds for kf in contracts)
+    if missing_plan or missing_pred:
+        raise StageInputError(f"{rec}: the state lacks contracts for {missing_plan} segment(s) and predictions for "
+                              f"{missing_pred} field(s); its agent stages will be redone on the next run")
+
+
 def finalize(store: StateStore, rec: str, backend: Backend, config: Config, label_lang: str) -> list[SegmentRecord]:
     if label_lang not in ("zh", "en"):
         raise ValueError(f"label language must be 'zh' or 'en', got {label_lang!r}")
+    check_annotation_inputs(store, rec)
     segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
     preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
     order: list[str] = []
