@@ -17,7 +17,7 @@ from ..config import Config
 from ..records import Contract, Evidence, Prediction, Segment
 from ..state import StateStore
 from .backends.base import Backend, LabelTask
-from .context import admitted_evidence, task_context
+from .context import ContextIndex, admitted_evidence, task_context
 
 
 def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
@@ -38,13 +38,14 @@ def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
 
 def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
                segments: list[Segment], evidence: dict[str, dict[str, Evidence]], label_lang: str,
-               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0) -> LabelTask:
+               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0,
+               index: ContextIndex | None = None) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
     missing = [f for f in fields if f not in mine]
     if missing:
         raise ValueError(f"{seg.key}: no contract for {', '.join(missing)}; run the plan stage first")
     return LabelTask(segment=seg, fields=list(fields), contracts=mine, evidence=admitted_evidence(seg, mine, evidence),
-                     context=task_context(seg, mine, segments, evidence), label_language=label_lang,
+                     context=task_context(seg, mine, segments, evidence, index=index), label_language=label_lang,
                      revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
 
 
@@ -84,12 +85,16 @@ def label(store: StateStore, rec: str, backend: Backend, config: Config, audio: 
         raise ValueError(f"{rec}: no contracts in the state; run the plan stage first")
     lang = label_language(store, rec, contracts)
     preds: list[Prediction] = []
+    fields_of: dict[str, set[str]] = {}
+    for k, f in contracts:
+        fields_of.setdefault(k, set()).add(f)
+    index = ContextIndex(segments)
     for seg in segments:
-        fields = sorted({f for (k, f) in contracts if k == seg.key})
+        fields = sorted(fields_of.get(seg.key, ()))
         if not fields:
             continue
         wav = segment_wav(audio, seg) if wants_audio(backend) else None
-        task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
+        task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav, index=index)
         preds.extend(call_label(backend, task).values())
     with store.transaction() as c:
         c.execute("DELETE FROM predictions WHERE rec=?", (rec,))

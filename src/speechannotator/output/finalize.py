@@ -15,7 +15,7 @@ from collections import defaultdict
 from ..agents.backends import phrases_en, phrases_zh
 from ..agents.backends.base import Backend, ComposeTask
 from ..agents.backends.rules_calibration import TAG_PAUSE_S
-from ..agents.context import HISTORY, admitted_evidence, task_context
+from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..config import Config
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
@@ -191,6 +191,10 @@ def finalize(store: StateStore, rec: str, backend: Backend, config: Config, labe
             roles[spk] = hist.value.get("role") if hist is not None and isinstance(hist.value, dict) else None
     names = speaker_names(order, ages, roles, label_lang)
     items: list[tuple[str, dict]] = []
+    contracts_of: dict[str, dict] = defaultdict(dict)
+    for (k, f), c in contracts.items():
+        contracts_of[k][f] = c
+    index = ContextIndex(segments)
     for s in segments:
         values = {}
         for f in LABELED_FIELDS:
@@ -199,10 +203,10 @@ def finalize(store: StateStore, rec: str, backend: Backend, config: Config, labe
             if f in ("gender", "age"):
                 raw = raw if raw else None
             values[f] = canonical_value(f, raw, label_lang)
-        mine = {f: c for (k, f), c in contracts.items() if k == s.key}
+        mine = contracts_of.get(s.key, {})
         task = ComposeTask(segment=s, values={**values, "speaker_name": names[s.speaker]},
                            evidence=admitted_evidence(s, mine, evidence),
-                           context=task_context(s, mine, segments, evidence), label_language=label_lang)
+                           context=task_context(s, mine, segments, evidence, index=index), label_language=label_lang)
         composed = _compose(backend, task)
         start = int(round(s.start * 1000))
         row = {
