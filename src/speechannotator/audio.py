@@ -190,7 +190,8 @@ def downmix(data: np.ndarray) -> np.ndarray:
     mono = data.mean(axis=1)
     channel_power = np.einsum("ij,ij->j", data, data, dtype=np.float64)
     mono_power = float(np.dot(mono.astype(np.float64), mono))
-    loudest = int(np.argmax(channel_power))
+    # the first channel about as loud as the loudest (left, for L / -L)
+    loudest = int(np.argmax(channel_power >= 0.9 * channel_power.max()))
     if channel_power[loudest] > 0 and mono_power < (CANCELLATION_RATIO ** 2) * channel_power[loudest]:
         log.info("channels cancel when mixed (phase-inverted?); using channel %d alone", loudest + 1)
         return np.ascontiguousarray(data[:, loudest])

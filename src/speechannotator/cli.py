@@ -30,9 +30,12 @@ class _Main(click.Group):
         except KeyboardInterrupt:
             echo("speechannotator: interrupted; rerun the same command to resume", err=True)
             raise click.exceptions.Exit(INTERRUPTED) from None
-        except click.ClickException as exc:
+        except click.UsageError as exc:  # click prints the usage line; exit status 2
             exc.message = printable(exc.message)
             raise
+        except click.ClickException as exc:  # the one-line error format of every command
+            echo(f"speechannotator: error: {exc.message}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -140,11 +140,42 @@ def speaker_names(order: list[str], ages: dict[str, str | None], roles: dict[str
     return names
 
 
+# A composed sentence that repeats this many consecutive transcript words (CJK: characters)
+# restates what was said, not how: a claim the evidence does not carry ("The speaker is a robot.").
+ECHO_WORDS, ECHO_CHARS = 4, 6
+_SENTENCE = re.compile(r"[^.!?。！？；;]+[.!?。！？；;]*")
+
+
+def _units(text: str) -> list[str]:
+    low = text.lower()
+    if any("\u4e00" <= ch <= "\u9fff" for ch in low):
+        return [ch for ch in low if ch.isalnum()]
+    return re.findall(r"[\w']+", low)
+
+
+def _grams(units: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(units[i:i + n]) for i in range(len(units) - n + 1)}
+
+
+def without_transcript_claims(text: str, transcript: str) -> str:
+    """`text` without the sentences that copy a span of the transcript."""
+    said = _units(transcript)
+    if not said:
+        return text
+    n = ECHO_CHARS if any("\u4e00" <= ch <= "\u9fff" for ch in transcript) else ECHO_WORDS
+    spans = _grams(said, n)
+    if not spans:
+        return text
+    kept = [m.group(0) for m in _SENTENCE.finditer(text) if not (_grams(_units(m.group(0)), n) & spans)]
+    return "".join(kept).strip()
+
+
 def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     try:
         got = backend.compose(task) or {}
     except Exception:  # noqa: BLE001 - a model fault must not lose the recording
         got = {}
+    got = {k: without_transcript_claims(v, task.segment.text) for k, v in got.items() if isinstance(v, str)}
     if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
         from ..agents.backends.rules_compose import compose_task  # deterministic fallback
 
