@@ -74,7 +74,8 @@ def main() -> None:
     print(json.dumps(small))
     print(json.dumps(large))
     size_ratio = large["segments"] / small["segments"]
-    ratios = {k: round(large[k] / small[k], 2) if small[k] > 0 else None for k in ("plan", "label", "review", "finalize", "total")}
+    stages = ("plan", "label", "review", "finalize", "total")
+    ratios = {k: round(large[k] / small[k], 2) if small[k] > 0 else None for k in stages}
     print(json.dumps({"size_ratio": size_ratio, "time_ratio": ratios}))
 
 

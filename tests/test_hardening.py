@@ -388,8 +388,9 @@ def test_case11_15_bad_inputs_in_a_batch(talk, tmp_path):
 def test_case14_control_sequences_never_reach_the_terminal(talk, tmp_path):
     wav, _, _ = talk
     ref = tmp_path / "talk.json"
+    words = "hello \x1b]0;PWNED\x07there \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x9b2J"
     ref.write_text(json.dumps([{"session_id": "talk", "speaker": "A\x1b[31m", "start_time": 0.3, "end_time": 2.0,
-                                "words": "hello \x1b]0;PWNED\x07there \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x9b2J"}]))
+                                "words": words}]))
     res = run("annotate", wav, "-o", tmp_path / "out", "--timeline", ref, *FAST)
     assert res.exit_code == 0 and "hello there link" in res.output
     res2 = run("explain", tmp_path / "out" / "talk.json", "--segment", "0", "--field", "emotion")

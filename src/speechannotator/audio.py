@@ -58,8 +58,8 @@ class Audio:
 
 def check_sample_rate(sr: int | float | None) -> None:
     if not sr or not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
-        raise AudioError(f"implausible sample rate {sr} Hz in the header (expected {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz);"
-                         " the file is corrupt")
+        raise AudioError(f"implausible sample rate {sr} Hz in the header "
+                         f"(expected {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz); the file is corrupt")
 
 
 @contextmanager
@@ -235,7 +235,9 @@ def find_audio_files(paths: list[str | Path]) -> list[Path]:
     seen: set[str] = set()
     for raw in paths:
         p = Path(raw)
-        found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in AUDIO_EXTENSIONS) if p.is_dir() else [p]
+        found = [p]
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in AUDIO_EXTENSIONS)
         for q in found:
             real = os.path.realpath(q)
             if real not in seen:  # the same file named twice (or through a link) is annotated once

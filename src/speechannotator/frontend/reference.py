@@ -95,8 +95,8 @@ def _read_text(p: Path) -> str:
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark is allowed
     except UnicodeDecodeError as exc:
-        raise ReferenceError(f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-                             "save it as UTF-8") from None
+        raise ReferenceError(f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                             f"{exc.start}); save it as UTF-8") from None
 
 
 def load_reference_timeline(path: str | Path, stem: str, duration: float | None = None) -> list[Segment]:
