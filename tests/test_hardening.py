@@ -404,7 +404,7 @@ def test_case14_control_sequences_never_reach_the_terminal(talk, tmp_path):
 
 # -- 15: messages and exit codes -------------------------------------------------------
 
-def test_case15_ctrl_c_exits_130_and_resumes(talk, tmp_path):
+def test_case15_ctrl_c_exits_130_with_one_line(talk, tmp_path):
     wav, ref, _ = talk
     out = tmp_path / "out"
     with stalled_llm() as srv:
