@@ -197,7 +197,7 @@ def test_case05_review_resumes_mid_round_with_the_same_result(talk, tmp_path, mo
     """Many short segments, batches of 3; the run is cut in the middle of round 0's review and
     resumed: verdicts, predictions and the JSON equal those of an uninterrupted run."""
     from speechannotator.agents import loop
-    from speechannotator.agents.backends.rules import RulesBackend
+    from speechannotator.agents.rules.backend import RulesBackend
     from speechannotator.config import load_config
     from speechannotator.pipeline import Annotator
 

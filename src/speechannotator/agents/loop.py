@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..audio import Audio
-from ..config import Config
 from ..records import Prediction, Segment, Verdict
+from ..stages import StageContext, StageName
 from ..state import StateStore
-from .backends.base import Backend
+from .backend import Backend
 from .context import ContextIndex
-from .labeling import build_task, call_label, label_language, segment_wav, wants_audio
+from .labeling import build_task, call_label, segment_wav
 from .review import build_review_task, call_review
 
 REVIEW_BATCH = 200  # segments per transaction: bounds the work an interruption can lose
@@ -35,15 +35,17 @@ def _as_of(trails: dict[tuple[str, str], list[Prediction]], r: int) -> dict[tupl
     return out
 
 
-def review(store: StateStore, rec: str, backend: Backend, config: Config, audio: Audio | None) -> None:
+def review(ctx: StageContext) -> None:
+    store, rec, config = ctx.store, ctx.rec, ctx.config
     if not config.agents.review:
         with store.transaction() as c:
-            store.mark_stage(c, rec, "review", {"skipped": True})
+            store.mark_stage(c, rec, StageName.REVIEW, {"skipped": True})
         return
+    backend, audio = ctx.backend, ctx.audio
     segments = store.segments(rec)
     evidence = store.evidence(rec)
     contracts = store.contracts(rec)
-    lang = label_language(store, rec, contracts)
+    lang = ctx.label_language
     budget = config.agents.review_rounds
     trails: dict[tuple[str, str], list[Prediction]] = store.predictions(rec, all_rounds=True)
     reviewed = {(v.key, v.field, v.round) for vs in store.verdicts(rec).values() for v in vs}
@@ -58,7 +60,7 @@ def review(store: StateStore, rec: str, backend: Backend, config: Config, audio:
                           trails, reviewed)
         r += 1
     with store.transaction() as c:
-        store.mark_stage(c, rec, "review", _summary(store, rec))
+        store.mark_stage(c, rec, StageName.REVIEW, _summary(store, rec))
 
 
 def _review_round(store: StateStore, rec: str, backend: Backend, audio: Audio | None, r: int, relabel: bool,
@@ -79,7 +81,7 @@ def _review_round(store: StateStore, rec: str, backend: Backend, audio: Audio | 
             verdicts.extend(mine)
             flagged = {v.field: v.request for v in mine if not v.accepted}
             if relabel and flagged:
-                wav = segment_wav(audio, seg) if wants_audio(backend) else None
+                wav = segment_wav(audio, seg) if backend.wants_audio else None
                 task = build_task(seg, sorted(flagged), contracts, segments, evidence, lang, audio_wav=wav,
                                   requests=flagged, round=r + 1, index=index)
                 relabeled.extend(call_label(backend, task).values())

@@ -1,0 +1,25 @@
+"""Stage 12: the demo-format JSON of a recording, from the records finalize stored in the state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..schema import SegmentRecord, validate_records
+from ..stages import StageContext
+from .files import write_json_atomic
+
+
+def stored_records(ctx: StageContext) -> list[SegmentRecord]:
+    return validate_records([data for _, data in ctx.store.records(ctx.rec)])
+
+
+def write_json(path: Path, records: list[SegmentRecord]) -> None:
+    """Atomic: readers see the previous file or the whole new one, never half of it (a short
+    temporary name, removed when the write fails)."""
+    write_json_atomic(path, records)
+
+
+def write(ctx: StageContext) -> None:
+    if ctx.output is None:
+        raise ValueError(f"{ctx.rec}: no output path to write")
+    write_json(ctx.output, stored_records(ctx))
