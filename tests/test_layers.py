@@ -15,7 +15,8 @@ PKG = "speechannotator"
 LAYERS: list[tuple[str, ...]] = [
     ("records", "schema", "calibration", "terminal"),  # data types, vocabularies, thresholds; what is printed
     ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
-    ("state", "llm_client", "locks"),  # the shared state; the one chat client; one writer per recording
+    ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
+    # human corrections in force; one writer per recording
     ("stages",),  # stage names and the context a stage function receives
     ("enhance",),  # stage 2
     ("frontend", "priors"),  # stages 3-6; stage 7
@@ -23,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("output",),  # stages 11-12
     ("pipeline", "servers"),  # the stage table and driver; local model servers
     ("",),  # the public API (speechannotator/__init__.py)
-    ("evaluation",),  # SA-Eval and the bench runner, which drives the public API
+    ("evaluation", "viewer"),  # SA-Eval and the bench runner, which drives the public API; the review page
     ("cli",),
 ]
 # Agents receive a backend; only the factory (speechannotator.agents) names a concrete one.

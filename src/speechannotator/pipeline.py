@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 from . import agents
 from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
+from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
-from .output.write import stored_records, write
+from .output.write import output_path, stored_records, write
 from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
 
@@ -69,7 +70,7 @@ def owner_conflict(store: StateStore, rec: str, path: Path, fp: str) -> str | No
     known = store.recording(rec)
     if known is None or known["fingerprint"] == fp:
         return None
-    if os.path.abspath(known["path"]) == os.path.abspath(path):
+    if os.path.realpath(known["path"]) == os.path.realpath(path):
         return None  # the same file with new content or settings: annotate it afresh
     return (f"{rec}.json in this output folder was written from {known['path']}, another file with the same "
             f"name; rename this input or use another -o")
@@ -191,7 +192,7 @@ class Annotator:
         path = Path(path)
         rec = rec or path.stem
         result = AnnotationResult(path=path, rec=rec, config=self.config)
-        out_path = self.out_dir / f"{rec}.json"
+        out_path = output_path(self.out_dir, rec)
         notify = on_stage or (lambda stage: None)
         t0 = time.perf_counter()
         lock = RecordingLock(self.out_dir, rec)
@@ -207,13 +208,13 @@ class Annotator:
             conflict = owner_conflict(self.store, rec, path, fp)
             if conflict:
                 raise OutputError(conflict)
-            self.store.begin_recording(rec, os.path.abspath(path), fp, audio.duration)
+            self.store.begin_recording(rec, str(path.resolve()), fp, audio.duration)  # the viewer finds it later
             status = self.store.status(rec)
             stored = self.store.records(rec)
             if status and status[0] == "complete" and out_path.is_file() and stored:
                 result.skipped = True
                 result.output = out_path
-                result.records = [SegmentRecord.model_validate(d) for _, d in stored]
+                result.records = reviewed_records(self.store, rec)
                 self._count_failed(rec, result)
                 return result
             ctx = StageContext(self.store, rec, self.config, audio=audio, make_backend=lambda: self.backend,
