@@ -26,7 +26,7 @@ class RecordingLock:
         self.rec = rec
         self._fd: int | None = None
 
-    def acquire(self) -> "RecordingLock":
+    def acquire(self) -> RecordingLock:
         self.path.parent.mkdir(exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -46,7 +46,7 @@ class RecordingLock:
             os.close(self._fd)  # closing the descriptor drops the flock
             self._fd = None
 
-    def __enter__(self) -> "RecordingLock":
+    def __enter__(self) -> RecordingLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

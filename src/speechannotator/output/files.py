@@ -8,8 +8,8 @@ import json
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..schema import SegmentRecord
 
