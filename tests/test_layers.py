@@ -13,9 +13,10 @@ PKG = "speechannotator"
 # Low to high. A module may import its own layer and the layers below it. Entries are module
 # names or package prefixes below "speechannotator"; "" is the package itself (the public API).
 LAYERS: list[tuple[str, ...]] = [
-    ("records", "schema", "calibration"),  # data types, vocabularies, thresholds
+    ("records", "schema", "calibration", "terminal"),  # data types, vocabularies, thresholds; what is printed
     ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
-    ("state", "llm_client", "corrections"),  # the shared state; the one chat client; human corrections in force
+    ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
+    # human corrections in force; one writer per recording
     ("stages",),  # stage names and the context a stage function receives
     ("enhance",),  # stage 2
     ("frontend", "priors"),  # stages 3-6; stage 7

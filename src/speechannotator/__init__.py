@@ -54,10 +54,13 @@ def annotate(
     """
     import tempfile
 
-    from .pipeline import Annotator
+    from .pipeline import Annotator, OutputError
 
     with tempfile.TemporaryDirectory(prefix="speechannotator-") as tmp:
-        annotator = Annotator(out_dir or tmp, config, backend=backend)
+        try:
+            annotator = Annotator(out_dir or tmp, config, backend=backend)
+        except OutputError as exc:
+            raise AnnotationError(f"{out_dir}: {exc}") from exc
         try:
             result = annotator.annotate(path, timeline=timeline)
         finally:

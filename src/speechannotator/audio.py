@@ -6,14 +6,29 @@ soundtracks). Every failure becomes an AudioError whose message names the cause 
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
+import os
+import stat
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
+log = logging.getLogger("speechannotator.audio")
+
 SAMPLE_RATE = 16000
 MIN_DURATION = 0.3  # seconds; shorter input holds no annotatable speech
+# Headers claiming rates outside this range are corrupt (a 1 Hz header turns 1 MB into hours).
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = 4000, 768000
+DC_OFFSET_MIN = 1e-3  # a channel mean above this (full scale 1) is a DC offset, removed at load
+# A down-mix this much quieter than its loudest channel means the channels cancel (phase-inverted
+# stereo); averaging would erase the speech, so the loudest channel is used alone.
+CANCELLATION_RATIO = 0.1
 AUDIO_EXTENSIONS = (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma", ".mp4", ".mkv", ".webm", ".mov")
 
 
@@ -41,10 +56,40 @@ class Audio:
         return self.samples[a:b]
 
 
+def check_sample_rate(sr: int | float | None) -> None:
+    if not sr or not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
+        raise AudioError(f"implausible sample rate {sr} Hz in the header "
+                         f"(expected {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz); the file is corrupt")
+
+
+@contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Decoder libraries (libmpg123 inside libsndfile) write notes straight to file descriptor 2;
+    keep them off the user's terminal and in the debug log."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to protect
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            noise = sink.read(4000).decode("utf-8", "replace").strip()
+            if noise:
+                log.debug("decoder messages: %s", noise)
+
+
 def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
     import soundfile as sf
 
-    data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    with _quiet_native_stderr():
+        check_sample_rate(sf.info(str(path)).samplerate)
+        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
     return data, sr
 
 
@@ -53,7 +98,7 @@ def _read_av(path: Path) -> tuple[np.ndarray, int]:
 
     try:
         container = av.open(str(path))
-    except av.error.InvalidDataError as exc:  # type: ignore[attr-defined]
+    except (av.error.InvalidDataError, EOFError) as exc:  # type: ignore[attr-defined]
         raise AudioError("not an audio file (no decodable audio stream)") from exc
     with container:
         streams = [s for s in container.streams if s.type == "audio"]
@@ -61,6 +106,7 @@ def _read_av(path: Path) -> tuple[np.ndarray, int]:
             raise AudioError("the file has no audio stream")
         stream = streams[0]
         sr = stream.codec_context.sample_rate or stream.rate
+        check_sample_rate(sr)
         chunks = []
         resampler = av.AudioResampler(format="fltp")
         try:
@@ -104,23 +150,67 @@ def resample(samples: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndar
     return soxr.resample(samples, sr, target, quality="HQ").astype(np.float32)
 
 
+def _check_file(p: Path) -> None:
+    """A readable, non-empty regular file, or the reason it is not."""
+    try:
+        st = p.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise AudioError("symbolic link loop") from None
+        if p.is_symlink():
+            raise AudioError(f"broken symbolic link (to {os.readlink(p)})") from None
+        if exc.errno == errno.ENOENT:
+            raise AudioError("file does not exist") from None
+        raise AudioError(f"cannot access the file ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise AudioError("is a directory, not an audio file")
+    if not stat.S_ISREG(st.st_mode):
+        raise AudioError("not a regular file (a pipe, device or socket)")
+    if st.st_size == 0:
+        raise AudioError("file is empty (0 bytes)")
+    try:
+        with open(p, "rb") as f:
+            f.read(1)
+    except OSError as exc:
+        raise AudioError(f"cannot read the file ({exc.strerror})") from None
+
+
+def remove_dc(data: np.ndarray) -> np.ndarray:
+    """Subtract each channel's mean when it is a real offset (it skews VAD energy and the priors)."""
+    offset = data.mean(axis=0, dtype=np.float64)
+    if np.any(np.abs(offset) > DC_OFFSET_MIN):
+        return (data - offset.astype(np.float32)).astype(np.float32, copy=False)
+    return data
+
+
+def downmix(data: np.ndarray) -> np.ndarray:
+    """Mono: the channel mean, or the loudest channel when the channels cancel each other."""
+    if data.shape[1] == 1:
+        return data[:, 0]
+    mono = data.mean(axis=1)
+    channel_power = np.einsum("ij,ij->j", data, data, dtype=np.float64)
+    mono_power = float(np.dot(mono.astype(np.float64), mono))
+    # the first channel about as loud as the loudest (left, for L / -L)
+    loudest = int(np.argmax(channel_power >= 0.9 * channel_power.max()))
+    if channel_power[loudest] > 0 and mono_power < (CANCELLATION_RATIO ** 2) * channel_power[loudest]:
+        log.info("channels cancel when mixed (phase-inverted?); using channel %d alone", loudest + 1)
+        return np.ascontiguousarray(data[:, loudest])
+    return mono
+
+
 def load_audio(path: str | Path, *, min_duration: float = MIN_DURATION) -> Audio:
     """Load any common audio file as 16 kHz mono float32, or raise AudioError."""
     p = Path(path)
-    if not p.exists():
-        raise AudioError("file does not exist")
-    if p.is_dir():
-        raise AudioError("is a directory, not an audio file")
-    if p.stat().st_size == 0:
-        raise AudioError("file is empty (0 bytes)")
+    _check_file(p)
     data, sr = _decode(p)
+    check_sample_rate(sr)
     if data.size == 0 or data.shape[0] == 0:
         raise AudioError("audio has zero length")
     if not np.all(np.isfinite(data)):
         bad = int((~np.isfinite(data)).sum())
         raise AudioError(f"audio contains {bad} NaN/Inf samples")
     channels = data.shape[1]
-    mono = data.mean(axis=1) if channels > 1 else data[:, 0]
+    mono = downmix(remove_dc(data))
     duration = len(mono) / sr
     if duration < min_duration:
         raise AudioError(f"audio is too short to annotate ({duration:.2f} s < {min_duration} s)")
@@ -142,10 +232,15 @@ def fingerprint(audio: Audio) -> str:
 def find_audio_files(paths: list[str | Path]) -> list[Path]:
     """Expand files and folders (recursively) into a sorted list of audio files."""
     out: list[Path] = []
+    seen: set[str] = set()
     for raw in paths:
         p = Path(raw)
+        found = [p]
         if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in AUDIO_EXTENSIONS))
-        else:
-            out.append(p)
+            found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in AUDIO_EXTENSIONS)
+        for q in found:
+            real = os.path.realpath(q)
+            if real not in seen:  # the same file named twice (or through a link) is annotated once
+                seen.add(real)
+                out.append(q)
     return out

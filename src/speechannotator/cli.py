@@ -16,13 +16,32 @@ from .audio import find_audio_files
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
 from .viewer.cli import view
+from .terminal import echo, printable, warning
+from .terminal import error as _fail
+
+INTERRUPTED = 130  # the shell's code for a command ended by SIGINT (128 + 2)
 
 
-def _fail(path: Path | str, cause: str) -> None:
-    click.echo(f"speechannotator: error: {path}: {cause}", err=True)
+class _Main(click.Group):
+    """Every subcommand: Ctrl-C ends with one line and exit status 130 (a rerun resumes), and
+    error messages, which may quote file names and file contents, are printed without
+    terminal control sequences."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            echo("speechannotator: interrupted; rerun the same command to resume", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
+        except click.UsageError as exc:  # click prints the usage line; exit status 2
+            exc.message = printable(exc.message)
+            raise
+        except click.ClickException as exc:  # the one-line error format of every command
+            echo(f"speechannotator: error: {exc.message}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="speechannotator")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging (tracebacks of failures).")
 def main(verbose: bool) -> None:
@@ -111,7 +130,7 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, llm, **flags):
     from tqdm import tqdm
 
     from .output.table import render
-    from .pipeline import Annotator
+    from .pipeline import Annotator, OutputError
 
     over = config_overrides(flags)
     if llm is not None:
@@ -140,13 +159,16 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, llm, **flags):
     except AssetError as exc:  # e.g. --llm local with no local model installed
         _fail("--llm", str(exc))
         sys.exit(2)
+    except OutputError as exc:
+        _fail(out_dir, str(exc))
+        sys.exit(2)
     if config.agents.backend == "local":
         from .assets import local_llm
 
         m = local_llm(annotator.config.local_llm.model)
         how = "best installed" if config.local_llm.model == "auto" else "as named"
         click.echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
-    failures, seen = 0, set()
+    failures, partial, seen = 0, 0, set()
     bar = tqdm(files, unit="file", disable=quiet or len(files) == 0, file=sys.stderr, dynamic_ncols=True)
     try:
         for path in bar:
@@ -173,13 +195,18 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, llm, **flags):
             if show:
                 bar.clear()
                 note = " (already complete, skipped)" if result.skipped else ""
-                click.echo(render(result.records, title=f"{path.name} -> {result.output}{note}"))
+                echo(render(result.records, title=f"{path.name} -> {result.output}{note}"))
+            if result.failed_fields:
+                partial += 1
+                bar.clear()
+                warning(path, result.failed_summary())
     finally:
         bar.close()
         annotator.close()
     ok = len(files) - failures
-    click.echo(f"annotated {ok}/{len(files)} recording(s) into {out_dir}", err=True)
-    sys.exit(1 if failures else 0)
+    note = f"; {partial} with failed fields" if partial else ""
+    echo(f"annotated {ok}/{len(files)} recording(s) into {out_dir}{note}", err=True)
+    sys.exit(1 if failures or partial else 0)
 
 
 # Subcommands that live with their subsystems.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +22,10 @@ from . import agents
 from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
-from .output.finalize import finalize
+from .frontend.reference import ReferenceError
+from .locks import RecordingBusy, RecordingLock
+from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
+from .output.finalize import StageInputError, finalize
 from .output.write import output_path, stored_records, write
 from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
@@ -44,10 +49,17 @@ class AnnotationResult:
     error: str | None = None
     duration: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    failed_fields: int = 0  # field predictions the backend could not make (written as empty)
+    total_fields: int = 0
+    first_failure: str = ""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def failed_summary(self) -> str:
+        cause = f": {self.first_failure}" if self.first_failure else ""
+        return f"{self.failed_fields} of {self.total_fields} field predictions failed and were left empty{cause}"
 
 
 # -- stage functions the agents and the output package do not already provide --------------
@@ -62,6 +74,17 @@ def resolve_local_model(config: Config) -> Config:
 
     name = resolve_local_llm("auto").name
     return config.model_copy(update={"local_llm": config.local_llm.model_copy(update={"model": name})})
+
+
+def owner_conflict(store: StateStore, rec: str, path: Path, fp: str) -> str | None:
+    """Outputs are named by stem: refuse a different file whose output an earlier run wrote."""
+    known = store.recording(rec)
+    if known is None or known["fingerprint"] == fp:
+        return None
+    if os.path.realpath(known["path"]) == os.path.realpath(path):
+        return None  # the same file with new content or settings: annotate it afresh
+    return (f"{rec}.json in this output folder was written from {known['path']}, another file with the same "
+            f"name; rename this input or use another -o")
 
 
 def run_timeline(ctx: StageContext) -> None:
@@ -141,8 +164,11 @@ class Annotator:
     def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend: Backend | None = None):
         self.config = resolve_local_model(config or Config())
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.store = StateStore(self.out_dir / STATE_FILE)
+        prepare_out_dir(self.out_dir)
+        try:
+            self.store = StateStore(self.out_dir / STATE_FILE)
+        except sqlite3.Error as exc:
+            raise state_error(exc, self.out_dir / STATE_FILE) from exc
         self._backend = backend
         self._owns_backend = backend is None  # a caller's backend is the caller's to close
 
@@ -190,19 +216,27 @@ class Annotator:
         out_path = output_path(self.out_dir, rec)
         notify = on_stage or (lambda stage: None)
         t0 = time.perf_counter()
+        lock = RecordingLock(self.out_dir, rec)
         try:
+            check_output_name(out_path)
+            lock.acquire()  # before anything reads or resets the recording's state
             notify("load")
             audio = load_audio(path)
             result.duration = audio.duration
             result.timings["load"] = time.perf_counter() - t0
             timeline_path = Path(timeline) if timeline is not None else None
             fp = self._fingerprint(audio, timeline_path)
+            conflict = owner_conflict(self.store, rec, path, fp)
+            if conflict:
+                raise OutputError(conflict)
             self.store.begin_recording(rec, str(path.resolve()), fp, audio.duration)  # the viewer finds it later
             status = self.store.status(rec)
-            if status and status[0] == "complete" and out_path.exists():
+            stored = self.store.records(rec)
+            if status and status[0] == "complete" and out_path.is_file() and stored:
                 result.skipped = True
                 result.output = out_path
                 result.records = reviewed_records(self.store, rec)
+                self._count_failed(rec, result)
                 return result
             ctx = StageContext(self.store, rec, self.config, audio=audio, make_backend=lambda: self.backend,
                                timeline=timeline_path, output=out_path, on_stage=notify, timings=result.timings)
@@ -211,12 +245,20 @@ class Annotator:
                     continue
                 notify(stage.name)
                 t = time.perf_counter()
-                stage.run(ctx)
+                try:
+                    stage.run(ctx)
+                except StageInputError:  # e.g. another writer reset them: redo the agent stages next time
+                    self.store.clear_stages(rec, (StageName.PLAN, StageName.LABEL, StageName.REVIEW,
+                                                  StageName.FINALIZE))
+                    raise
                 result.timings[stage.name] = time.perf_counter() - t
             self.store.set_status(rec, "complete")
             result.records, result.output = stored_records(ctx), out_path
-        except AudioError as exc:
-            result.error = str(exc)
+            self._count_failed(rec, result)
+        except (AudioError, OutputError, RecordingBusy, ReferenceError, StageInputError) as exc:
+            result.error = str(exc)  # the cause in one line; the recording's state is left as it was
+        except sqlite3.Error as exc:
+            result.error = str(state_error(exc, self.store.path))
         except Exception as exc:  # one bad recording must not stop a batch
             log.debug("annotation of %s failed", path, exc_info=True)
             result.error = f"{exc.__class__.__name__}: {exc}"
@@ -224,5 +266,13 @@ class Annotator:
                 self.store.set_status(rec, "failed", result.error)
             except Exception:
                 pass
+        finally:
+            lock.release()
         result.timings["total"] = time.perf_counter() - t0
         return result
+
+    def _count_failed(self, rec: str, result: AnnotationResult) -> None:
+        latest = self.store.predictions(rec)
+        failed = [p for p in latest.values() if p.status == "failed"]
+        result.failed_fields, result.total_fields = len(failed), len(latest)
+        result.first_failure = (failed[0].error or "")[:160] if failed else ""

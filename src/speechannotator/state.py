@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .records import Contract, Decision, Evidence, Prediction, Segment, Verdict
 from .schema import LabelLanguage
@@ -78,6 +79,25 @@ _TRIGGERS = tuple(
 _PER_RECORDING_TABLES = ("stages", "segments", "evidence", "contracts", "predictions", "verdicts", "records")
 
 
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open the database without writing anything (``mode=ro``). In a folder we cannot write,
+    a WAL database whose -shm file is gone can only be opened as immutable (no other writer
+    can exist there either)."""
+    if not path.is_file():
+        raise sqlite3.OperationalError(f"no state database at {path}")
+    uri = "file:" + quote(str(path.resolve()))
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(uri + query, uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if query.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
+
+
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
@@ -88,10 +108,9 @@ class StateStore:
     def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
         self._lock = threading.RLock()
-        if readonly:  # readers (explain, the viewer) must never create or change a state
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            self._conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA busy_timeout=60000")
+        self.readonly = readonly
+        if readonly:  # explain / view: never write, so a read-only results folder works
+            self._conn = _connect_readonly(self.path)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
@@ -161,6 +180,10 @@ class StateStore:
             )
         return resumable
 
+    def recording(self, rec: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT path, fingerprint, status FROM recordings WHERE rec=?", (rec,))
+        return dict(zip(("path", "fingerprint", "status"), rows[0])) if rows else None
+
     def status(self, rec: str) -> tuple[str, str] | None:
         rows = self._query("SELECT status, fingerprint FROM recordings WHERE rec=?", (rec,))
         return rows[0] if rows else None
@@ -191,6 +214,11 @@ class StateStore:
         )
 
     # -- label language -------------------------------------------------------------------
+
+    def clear_stages(self, rec: str, stages: Iterable[str]) -> None:
+        """Drop the done marks of `stages`, so that the next run redoes them."""
+        with self.transaction() as c:
+            c.executemany("DELETE FROM stages WHERE rec=? AND stage=?", [(rec, str(s)) for s in stages])
 
     @staticmethod
     def set_label_language(c: sqlite3.Connection, rec: str, lang: LabelLanguage) -> None:

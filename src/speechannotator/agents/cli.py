@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import click
+
+from ..terminal import echo
 
 
 @click.command("explain")
@@ -19,13 +22,16 @@ def explain_command(json_path: Path, segment: int, field: str) -> None:
     state = json_path.parent / STATE_FILE
     if not state.is_file():
         raise click.ClickException(f"no state database {state} next to {json_path.name}")
-    store = StateStore(state)
+    try:
+        store = StateStore(state, readonly=True)
+    except sqlite3.Error as exc:
+        raise click.ClickException(f"cannot read the state database {state}: {exc}") from exc
     try:
         rec = json_path.stem
         if store.status(rec) is None and not store.segments(rec):
             raise click.ClickException(f"recording {rec!r} is not in {state}")
         try:
-            click.echo(explain(store, rec, segment, field))
+            echo(explain(store, rec, segment, field))
         except ValueError as exc:
             raise click.ClickException(str(exc)) from exc
     finally:

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
-from ..schema import LABELED_FIELDS
+from ..schema import LABELED_FIELDS, canonical_closed, normalize_text
 
 AGGREGATOR = "planning.aggregate"  # extractor name of the planner's speaker aggregates
 SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")
@@ -139,31 +139,88 @@ def _turn(s: Segment, me: Segment, evidence: dict[str, dict[str, Evidence]], wit
     return item
 
 
+VOTE_VALUES = 5  # distinct values of a speaker trait shown in a task's context (the heaviest)
+
+
+def vote_value(field: str, value: Any) -> str | None:
+    """The value a speaker-trait prediction votes for: the canonical id of a closed field
+    (gender, age), the text of an open one; None for empty or "none"."""
+    canon = canonical_closed(field, value) if field in ("gender", "age") else normalize_text(value)
+    if not canon or canon == "none":
+        return None
+    return canon if field in ("gender", "age") else str(value)
+
+
+def vote_weight(duration: float, confidence: float | None) -> float:
+    return max(0.1, float(duration or 1.0)) * max(0.05, float(confidence or 0.1))
+
+
+class ContextIndex:
+    """Lookups built once per stage (or review round) so that one task's context costs the
+    size of that context, not of the recording: segment positions, and per speaker and trait
+    the weighted votes of the latest predictions (a task sees them without its own segment)."""
+
+    def __init__(self, segments: list[Segment], preds: dict[tuple[str, str], Prediction] | None = None):
+        self.position = {s.key: i for i, s in enumerate(segments)}
+        self.votes: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(dict)
+        self.own: dict[tuple[str, str], tuple[str, float]] = {}
+        if preds is None:
+            return
+        for s in segments:
+            for f in SPEAKER_TRAITS:
+                p = preds.get((s.key, f))
+                value = vote_value(f, p.value) if p is not None else None
+                if value is None:
+                    continue
+                w = vote_weight(s.duration, p.confidence)
+                tally = self.votes[(s.speaker, f)].setdefault(value, [0.0, 0])
+                tally[0] += w
+                tally[1] += 1
+                self.own[(s.key, f)] = (value, w)
+        self._ranked = {kf: sorted(t.items(), key=lambda kv: (-kv[1][0], kv[0])) for kf, t in self.votes.items()}
+
+    def speaker_votes(self, seg: Segment, field: str) -> dict[str, Any]:
+        """{"values": [{"value", "weight", "segments"}, ...] heaviest first, "total_weight",
+        "segments"} over the speaker's other segments."""
+        ranked = self._ranked.get((seg.speaker, field), [])
+        own_value, own_w = self.own.get((seg.key, field), (None, 0.0))
+        total = sum(t[0] for _, t in ranked) - own_w
+        count = sum(t[1] for _, t in ranked) - (own_value is not None)
+        top = []
+        for value, (w, n) in ranked[:VOTE_VALUES + 1]:  # leaving one segment out reorders at most one value
+            if value == own_value:
+                w, n = w - own_w, n - 1
+            if n > 0:
+                top.append({"value": value, "weight": round(w, 6), "segments": n})
+        top.sort(key=lambda v: (-v["weight"], v["value"]))
+        return {"values": top[:VOTE_VALUES], "total_weight": round(max(total, 0.0), 6), "segments": max(count, 0)}
+
+
 def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Segment],
                  evidence: dict[str, dict[str, Evidence]],
-                 preds: dict[tuple[str, str], Prediction] | None = None) -> dict[str, Any]:
+                 preds: dict[tuple[str, str], Prediction] | None = None,
+                 index: ContextIndex | None = None) -> dict[str, Any]:
     """Context admitted by the contracts' scopes (union over the task's fields). With
-    ``preds`` (review), neighbours and the speaker history carry the latest predictions."""
+    ``preds`` (review), neighbours carry the latest predictions and the speaker history the
+    votes of the speaker's other segments on each trait. Pass an ``index`` built once for
+    all tasks of a stage; without one it is built here (cost: the whole recording)."""
     scopes = {s for c in contracts.values() for s in c.context_scope}
     ctx: dict[str, Any] = {}
     if "recording" in scopes and SUMMARY in evidence.get(RECORDING_KEY, {}):
         ctx["recording_summary"] = evidence[RECORDING_KEY][SUMMARY].value
+    if ("speaker_history" in scopes or "neighbours" in scopes) and index is None:
+        index = ContextIndex(segments, preds)
     if "speaker_history" in scopes:
         hist = dict(evidence.get(speaker_key(seg.speaker), {}).get(HISTORY, Evidence("", "", {})).value or {})
-        if preds is not None:
-            dur = {s.key: s.duration for s in segments if s.speaker == seg.speaker}
-            hp: dict[str, list] = defaultdict(list)
-            for k in dur:  # speaker traits are what cross-segment consistency is checked on
-                for f in SPEAKER_TRAITS:
-                    p = preds.get((k, f))
-                    if p is not None and k != seg.key:
-                        hp[f].append({"key": k, "value": p.value, "confidence": p.confidence, "duration": dur[k]})
-            hist["predictions"] = dict(hp)
+        hist.pop("keys", None)  # grows with the recording and tells a task nothing
+        if preds is not None and index is not None:
+            # speaker traits are what cross-segment consistency is checked on
+            hist["votes"] = {f: index.speaker_votes(seg, f) for f in SPEAKER_TRAITS}
         ctx["speaker_history"] = hist
-    if "neighbours" in scopes:
+    if "neighbours" in scopes and index is not None:
         with_arousal = any("neighbours" in c.context_scope and c.admits("emotion.arousal")
                            for c in contracts.values())
-        idx = next((i for i, s in enumerate(segments) if s.key == seg.key), None)
+        idx = index.position.get(seg.key)
         if idx is not None:
             ctx["previous"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[max(0, idx - NEIGHBOURS):idx]]
             ctx["next"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[idx + 1:idx + 1 + NEIGHBOURS]]

@@ -16,7 +16,7 @@ from ..audio import Audio
 from ..records import Contract, Evidence, Prediction, Segment
 from ..stages import StageContext, StageName
 from .backend import Backend, LabelTask
-from .context import admitted_evidence, task_context
+from .context import ContextIndex, admitted_evidence, task_context
 
 
 def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
@@ -37,13 +37,14 @@ def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
 
 def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
                segments: list[Segment], evidence: dict[str, dict[str, Evidence]], label_lang: str,
-               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0) -> LabelTask:
+               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0,
+               index: ContextIndex | None = None) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
     missing = [f for f in fields if f not in mine]
     if missing:
         raise ValueError(f"{seg.key}: no contract for {', '.join(missing)}; run the plan stage first")
     return LabelTask(segment=seg, fields=list(fields), contracts=mine, evidence=admitted_evidence(seg, mine, evidence),
-                     context=task_context(seg, mine, segments, evidence), label_language=label_lang,
+                     context=task_context(seg, mine, segments, evidence, index=index), label_language=label_lang,
                      revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
 
 
@@ -77,12 +78,16 @@ def label(ctx: StageContext) -> None:
         raise ValueError(f"{rec}: no contracts in the state; run the plan stage first")
     lang = ctx.label_language
     preds: list[Prediction] = []
+    fields_of: dict[str, set[str]] = {}
+    for k, f in contracts:
+        fields_of.setdefault(k, set()).add(f)
+    index = ContextIndex(segments)
     for seg in segments:
-        fields = sorted({f for (k, f) in contracts if k == seg.key})
+        fields = sorted(fields_of.get(seg.key, ()))
         if not fields:
             continue
         wav = segment_wav(audio, seg) if backend.wants_audio else None
-        task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
+        task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav, index=index)
         preds.extend(call_label(backend, task).values())
     with store.transaction() as c:
         store.clear_predictions(c, rec)

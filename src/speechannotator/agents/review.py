@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from ..records import Contract, Evidence, Prediction, Segment, Verdict
 from .backend import Backend, ReviewTask
-from .context import admitted_evidence, task_context
+from .context import ContextIndex, admitted_evidence, task_context
 
 
 def build_review_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
                       segments: list[Segment], evidence: dict[str, dict[str, Evidence]],
-                      latest: dict[tuple[str, str], Prediction], label_lang: str, round: int) -> ReviewTask:
+                      latest: dict[tuple[str, str], Prediction], label_lang: str, round: int,
+                      index: ContextIndex | None = None) -> ReviewTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
     return ReviewTask(
         segment=seg,
         predictions={f: latest[(seg.key, f)] for f in fields if (seg.key, f) in latest},
         contracts=mine,
         evidence=admitted_evidence(seg, mine, evidence),
-        context=task_context(seg, mine, segments, evidence, preds=latest),
+        context=task_context(seg, mine, segments, evidence, preds=latest, index=index),
         label_language=label_lang,
         round=round,
     )

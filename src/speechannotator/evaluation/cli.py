@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 
@@ -24,6 +25,12 @@ def _fail(exc: Exception) -> None:
     raise click.ClickException(str(exc)) from exc
 
 
+def _finite_collar(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise click.BadParameter(f"must be a finite number of seconds >= 0, got {value}")
+    return value
+
+
 @click.group("eval")
 def eval_group() -> None:
     """SA-Eval: score timelines and attributes against references."""
@@ -34,7 +41,8 @@ def eval_group() -> None:
               help="Reference file or folder (output-format JSON, SegLST or STM).")
 @click.option("--hyp", "hyp", required=True, type=click.Path(exists=True, path_type=Path),
               help="Hypothesis file or folder; recordings are matched by name.")
-@click.option("--collar", default=5.0, show_default=True, type=float, help="tcpCER collar in seconds.")
+@click.option("--collar", default=5.0, show_default=True, type=float, callback=_finite_collar,
+              help="tcpCER collar in seconds.")
 @click.option("--unit", type=click.Choice(["auto", "char", "word"]), default="auto", show_default=True,
               help="auto: characters when the reference holds CJK text, words otherwise.")
 @click.option("--engine", type=click.Choice(["fast", "meeteval"]), default="fast", show_default=True,
@@ -111,7 +119,8 @@ def bench_group() -> None:
               help="Pipeline config TOML.")
 @click.option("--encoder", "encoder_spec", default="use", show_default=True,
               help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.")
-@click.option("--collar", default=5.0, show_default=True, type=float, help="tcpCER collar in seconds.")
+@click.option("--collar", default=5.0, show_default=True, type=float, callback=_finite_collar,
+              help="tcpCER collar in seconds.")
 @click.option("--baseline-url", default=None, help="Score an OpenAI-compatible audio model instead of the pipeline.")
 @click.option("--baseline-model", default=None, help="Model name at --baseline-url.")
 @click.option("--baseline-no-audio", is_flag=True, help="Send the baseline text only (no audio part).")

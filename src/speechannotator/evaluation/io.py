@@ -9,6 +9,7 @@ so that collar decisions never depend on float rounding.
 from __future__ import annotations
 
 import json
+import math
 import logging
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -57,9 +58,12 @@ def _seconds(value: object, where: str) -> Decimal:
     if isinstance(value, bool) or value is None:
         raise EvalInputError(f"{where}: time {value!r} is not a number")
     try:
-        return Decimal(str(value))
+        d = Decimal(str(value))
     except InvalidOperation as exc:
         raise EvalInputError(f"{where}: time {value!r} is not a number") from exc
+    if not d.is_finite():  # NaN / Infinity parse as Decimals (and JSON allows them)
+        raise EvalInputError(f"{where}: time {value!r} is not a finite number")
+    return d
 
 
 def _read_json(path: Path) -> object:
@@ -158,6 +162,11 @@ def load_records(path: str | Path) -> dict[str, list[dict]]:
         data = _read_json(f)
         if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
             raise EvalInputError(f"{f}: expected a JSON array of segment objects")
+        for i, item in enumerate(data):
+            for key in ("start_time", "end_time"):
+                v = item.get(key)
+                if isinstance(v, float) and not math.isfinite(v):
+                    raise EvalInputError(f"{f} segment {i}: {key} {v!r} is not a finite number")
         out[_stem(f)] = data
     return out
 
@@ -178,10 +187,19 @@ def pair_sessions(ref: dict, hyp: dict, *, ref_path: str | Path = "", hyp_path: 
     extra = sorted(set(hyp) - set(ref))
     if extra:
         log.warning("hypothesis sessions without a reference are ignored: %s", ", ".join(extra))
+    if ref and not set(ref) & set(hyp):
+        raise EvalInputError(f"no hypothesis session matches a reference session (reference {ref_path}: "
+                             f"{_names(ref)}; hypothesis {hyp_path}: {_names(hyp)}); recordings are matched by name")
     missing = sorted(set(ref) - set(hyp))
     if missing:
         log.warning("reference sessions without a hypothesis score as empty: %s", ", ".join(missing))
     return sorted(ref)
+
+
+def _names(sessions: dict, shown: int = 5) -> str:
+    names = sorted(sessions)
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return (", ".join(names[:shown]) or "none") + more
 
 
 def write_seglst(sessions: Sessions, path: str | Path, *, split_chars: bool = False) -> None:

@@ -14,6 +14,7 @@ Error totals are identical; the S/D/I split of an optimal alignment may differ o
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -190,8 +191,8 @@ def score_sessions(
     ref: Sessions, hyp: Sessions, *, collar: float = DEFAULT_COLLAR, unit: UnitChoice = "auto",
     sessions: list[str] | None = None, engine: str = "fast",
 ) -> TimelineScores:
-    if collar < 0:
-        raise ValueError(f"collar must be >= 0 seconds, got {collar}")
+    if not math.isfinite(collar) or collar < 0:
+        raise ValueError(f"collar must be a finite number >= 0 seconds, got {collar}")
     names = sessions if sessions is not None else sorted(ref)
     chosen = resolve_unit(unit, (s.text for n in names for s in ref[n]))
     scores = TimelineScores(chosen, float(collar))

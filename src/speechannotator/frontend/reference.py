@@ -18,45 +18,85 @@ class ReferenceError(ValueError):
     pass
 
 
-def _from_json(data: list, stem: str) -> list[tuple[float, float, str, str]]:
+Row = tuple[float, float, str, str, str]  # start, end, speaker, text, where in the file ("item 3", "line 7")
+
+
+def _number(d: dict, name: str, where: str) -> float:
+    if name not in d:
+        raise ReferenceError(f"{where}: missing {name}")
+    try:
+        value = float(d[name])
+    except (TypeError, ValueError):
+        raise ReferenceError(f"{where}: {name} {d[name]!r} is not a number") from None
+    return value
+
+
+def _one_session(found: set, stem: str, what: str) -> bool:
+    """Whether rows must be filtered by `stem`; a file for one other recording is refused."""
+    if len(found) == 1 and stem not in found:
+        (other,) = found
+        raise ReferenceError(f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
+                             f"{stem!r} (or a folder holding {stem}.<ext>)")
+    return len(found) > 1
+
+
+def _from_json(data: list, stem: str) -> list[Row]:
     rows = []
     if not isinstance(data, list):
         raise ReferenceError("expected a JSON array of segments")
-    sessions = {d.get("session_id") for d in data if isinstance(d, dict) and "session_id" in d}
+    sessions = {str(d["session_id"]) for d in data if isinstance(d, dict) and d.get("session_id") is not None}
+    filtered = _one_session(sessions, stem, "session")
     for i, d in enumerate(data):
+        where = f"item {i}"
         if not isinstance(d, dict):
-            raise ReferenceError(f"item {i} is not an object")
+            raise ReferenceError(f"{where} is not an object")
         if "speaker_id" in d:  # output format, milliseconds
-            rows.append((float(d["start_time"]) / 1000, float(d["end_time"]) / 1000, str(d["speaker_id"]), str(d.get("text") or "")))
+            rows.append((_number(d, "start_time", where) / 1000, _number(d, "end_time", where) / 1000,
+                         str(d["speaker_id"]), str(d.get("text") or ""), where))
         elif "speaker" in d:  # SegLST, seconds
-            if len(sessions) > 1 and d.get("session_id") != stem:
+            if filtered and str(d.get("session_id")) != stem:
                 continue
             words = d.get("words", "")
-            rows.append((float(d["start_time"]), float(d["end_time"]), str(d["speaker"]), " ".join(words) if isinstance(words, list) else str(words)))
+            rows.append((_number(d, "start_time", where), _number(d, "end_time", where), str(d["speaker"]),
+                         " ".join(map(str, words)) if isinstance(words, list) else str(words or ""), where))
         else:
-            raise ReferenceError(f"item {i} has neither speaker_id nor speaker")
+            raise ReferenceError(f"{where} has neither speaker_id nor speaker")
     return rows
 
 
-def _from_rttm(text: str, stem: str) -> list[tuple[float, float, str, str]]:
+def _from_rttm(text: str, stem: str) -> list[Row]:
     rows = []
-    files = set()
     parsed = []
     for n, line in enumerate(text.splitlines(), 1):
         parts = line.split()
         if not parts or parts[0] != "SPEAKER":
             continue
         if len(parts) < 8:
-            raise ReferenceError(f"RTTM line {n} has {len(parts)} fields, expected at least 8")
-        files.add(parts[1])
-        parsed.append(parts)
-    for parts in parsed:
-        if len(files) > 1 and parts[1] != stem:
+            raise ReferenceError(f"line {n} has {len(parts)} fields, expected at least 8")
+        parsed.append((n, parts))
+    filtered = _one_session({parts[1] for _, parts in parsed}, stem, "file id")
+    for n, parts in parsed:
+        if filtered and parts[1] != stem:
             continue
-        start, dur = float(parts[3]), float(parts[4])
+        try:
+            start, dur = float(parts[3]), float(parts[4])
+        except ValueError:
+            raise ReferenceError(f"line {n}: times {parts[3]!r} {parts[4]!r} are not numbers") from None
         words = "" if parts[5] == "<NA>" else parts[5].replace("_", " ")
-        rows.append((start, start + dur, parts[7], words))
+        rows.append((start, start + dur, parts[7], words, f"line {n}"))
     return rows
+
+
+def _read_text(p: Path) -> str:
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ReferenceError(f"cannot read timeline {p}: {exc.strerror}") from exc
+    try:
+        return raw.decode("utf-8-sig")  # a byte-order mark is allowed
+    except UnicodeDecodeError as exc:
+        raise ReferenceError(f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                             f"{exc.start}); save it as UTF-8") from None
 
 
 def load_reference_timeline(path: str | Path, stem: str, duration: float | None = None) -> list[Segment]:
@@ -64,34 +104,33 @@ def load_reference_timeline(path: str | Path, stem: str, duration: float | None 
 
     With `duration` (the audio's length in seconds), a segment starting after the audio ends
     is an error (the timeline belongs to another recording) and ends past it are clipped.
+    Every error names the file and the item (JSON index) or line (RTTM) at fault.
     """
     p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReferenceError(f"cannot read timeline {p}: {exc.strerror}") from exc
+    raw = _read_text(p)
     try:
         if p.suffix.lower() == ".rttm":
             rows = _from_rttm(raw, stem)
         else:
             rows = _from_json(json.loads(raw), stem)
+    except ReferenceError as exc:
+        raise ReferenceError(f"timeline {p.name}: {exc}") from None
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ReferenceError(f"timeline {p.name} is malformed: {exc}") from exc
     if not rows:
         raise ReferenceError(f"timeline {p.name} has no segments for {stem!r}")
-    rows.sort()
-    for a, b, _, _ in rows:
+    for a, b, _, _, where in rows:
         if not (math.isfinite(a) and math.isfinite(b)) or a < 0:
-            raise ReferenceError(f"timeline {p.name} has an invalid time ({a}, {b})")
-        if b < a:
-            raise ReferenceError(f"timeline {p.name} has a segment ending before it starts ({a} > {b})")
+            raise ReferenceError(f"timeline {p.name} {where}: invalid time ({a}, {b})")
+        if b <= a:
+            raise ReferenceError(f"timeline {p.name} {where}: the segment ends before it starts ({a} >= {b})")
+        if duration is not None and a >= duration:
+            raise ReferenceError(f"timeline {p.name} {where}: a segment starting after the audio ends "
+                                 f"({a:.2f} s >= {duration:.2f} s); is it the timeline of another recording?")
+    rows.sort(key=lambda r: r[:4])
     if duration is not None:
-        late = [a for a, _, _, _ in rows if a >= duration + 0.05]
-        if late:
-            raise ReferenceError(
-                f"timeline {p.name} has {len(late)} segment(s) starting after the audio ends ({late[0]:.2f} s > {duration:.2f} s)")
-        rows = [(a, min(b, duration), spk, t) for a, b, spk, t in rows]
+        rows = [(a, min(b, duration), spk, t, w) for a, b, spk, t, w in rows]
     return [
         Segment(segment_key(i), round(a, 3), round(b, 3), spk, text=text.strip(), source="reference")
-        for i, (a, b, spk, text) in enumerate(rows)
+        for i, (a, b, spk, text, _) in enumerate(rows)
     ]

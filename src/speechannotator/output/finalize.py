@@ -15,7 +15,7 @@ from collections import defaultdict
 from ..agents.phrases import phrases
 from ..calibration import DEFAULT
 from ..agents.backend import Backend, ComposeTask
-from ..agents.context import HISTORY, admitted_evidence, task_context
+from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
                       closed_value, is_empty_marker, validate_records)
@@ -135,11 +135,42 @@ def speaker_names(order: list[str], ages: dict[str, str | None], roles: dict[str
     return names
 
 
+# A composed sentence that repeats this many consecutive transcript words (CJK: characters)
+# restates what was said, not how: a claim the evidence does not carry ("The speaker is a robot.").
+ECHO_WORDS, ECHO_CHARS = 4, 6
+_SENTENCE = re.compile(r"[^.!?。！？；;]+[.!?。！？；;]*")
+
+
+def _units(text: str) -> list[str]:
+    low = text.lower()
+    if any("\u4e00" <= ch <= "\u9fff" for ch in low):
+        return [ch for ch in low if ch.isalnum()]
+    return re.findall(r"[\w']+", low)
+
+
+def _grams(units: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(units[i:i + n]) for i in range(len(units) - n + 1)}
+
+
+def without_transcript_claims(text: str, transcript: str) -> str:
+    """`text` without the sentences that copy a span of the transcript."""
+    said = _units(transcript)
+    if not said:
+        return text
+    n = ECHO_CHARS if any("\u4e00" <= ch <= "\u9fff" for ch in transcript) else ECHO_WORDS
+    spans = _grams(said, n)
+    if not spans:
+        return text
+    kept = [m.group(0) for m in _SENTENCE.finditer(text) if not (_grams(_units(m.group(0)), n) & spans)]
+    return "".join(kept).strip()
+
+
 def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     try:
         got = backend.compose(task) or {}
     except Exception:  # noqa: BLE001 - a model fault must not lose the recording
         got = {}
+    got = {k: without_transcript_claims(v, task.segment.text) for k, v in got.items() if isinstance(v, str)}
     if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
         from ..agents.compose import compose_task  # deterministic fallback
 
@@ -147,8 +178,28 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}
 
 
+class StageInputError(Exception):
+    """A stage found its inputs missing in the state (e.g. another process reset them)."""
+
+
+def check_annotation_inputs(store: StateStore, rec: str) -> None:
+    """Finalize only a state that holds every segment's contracts and predictions: a
+    recording is never marked complete without them."""
+    segments = store.segments(rec)
+    if not segments:
+        raise StageInputError(f"{rec}: the state holds no segments")
+    contracts, preds = store.contracts(rec), store.predictions(rec)
+    planned = {k for k, _ in contracts}
+    missing_plan = sum(s.key not in planned for s in segments)
+    missing_pred = sum(kf not in preds for kf in contracts)
+    if missing_plan or missing_pred:
+        raise StageInputError(f"{rec}: the state lacks contracts for {missing_plan} segment(s) and predictions for "
+                              f"{missing_pred} field(s); its agent stages will be redone on the next run")
+
+
 def finalize(ctx: StageContext) -> list[SegmentRecord]:
     store, rec, backend, config, label_lang = ctx.store, ctx.rec, ctx.backend, ctx.config, ctx.label_language
+    check_annotation_inputs(store, rec)
     segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
     pause_s = config.calibration.tag_pause_s
     preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
@@ -166,6 +217,10 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             roles[spk] = hist.value.get("role") if hist is not None and isinstance(hist.value, dict) else None
     names = speaker_names(order, ages, roles, label_lang)
     items: list[tuple[str, dict]] = []
+    contracts_of: dict[str, dict] = defaultdict(dict)
+    for (k, f), c in contracts.items():
+        contracts_of[k][f] = c
+    index = ContextIndex(segments)
     for s in segments:
         values = {}
         for f in LABELED_FIELDS:
@@ -174,10 +229,10 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             if f in ("gender", "age"):
                 raw = raw if raw else None
             values[f] = canonical_value(f, raw, label_lang)
-        mine = {f: c for (k, f), c in contracts.items() if k == s.key}
+        mine = contracts_of.get(s.key, {})
         task = ComposeTask(segment=s, values={**values, "speaker_name": names[s.speaker]},
                            evidence=admitted_evidence(s, mine, evidence),
-                           context=task_context(s, mine, segments, evidence), label_language=label_lang)
+                           context=task_context(s, mine, segments, evidence, index=index), label_language=label_lang)
         composed = _compose(backend, task)
         start = int(round(s.start * 1000))
         row = {

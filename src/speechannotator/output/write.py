@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 from ..corrections import reviewed_records
 from ..schema import SegmentRecord
 from ..stages import StageContext
+from .files import write_json_atomic
 from ..state import StateStore
 
 
@@ -23,11 +22,9 @@ def stored_records(ctx: StageContext) -> list[SegmentRecord]:
 
 
 def write_json(path: Path, records: list[SegmentRecord]) -> None:
-    """Atomic: readers see the previous file or the whole new one, never half of it."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    text = json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Atomic: readers see the previous file or the whole new one, never half of it (a short
+    temporary name, removed when the write fails)."""
+    write_json_atomic(path, records)
 
 
 def write(ctx: StageContext) -> None:

@@ -9,11 +9,10 @@ evidence or the speaker's history determines one.
 
 from __future__ import annotations
 
-from collections import defaultdict
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
-from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
+from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
@@ -77,25 +76,16 @@ def _claims(text: str, table) -> set[str]:
 
 
 def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, int]:
-    """(majority canonical value, weighted share, other segments) over the speaker's history."""
+    """(majority value, weighted share, other segments) over the speaker's other segments,
+    from the votes the review context carries (agents.context.ContextIndex)."""
     hist = task.context.get("speaker_history") or {}
-    items = (hist.get("predictions") or {}).get(field) or [] if isinstance(hist, dict) else []
-    weights: dict[str, float] = defaultdict(float)
-    n = 0
-    for it in items:
-        if not isinstance(it, dict) or it.get("key") == task.segment.key:
-            continue
-        v = it.get("value")
-        canon = canonical_closed(field, v) if field in ("gender", "age") else normalize_text(v)
-        if not canon or canon == "none":
-            continue
-        w = max(0.1, float(it.get("duration") or 1.0)) * max(0.05, float(it.get("confidence") or 0.1))
-        weights[canon if field in ("gender", "age") else str(v)] += w
-        n += 1
-    if not weights:
+    votes = (hist.get("votes") or {}).get(field) if isinstance(hist, dict) else None
+    if not isinstance(votes, dict) or not votes.get("values"):
         return None, 0.0, 0
-    best = max(weights, key=lambda k: weights[k])
-    return best, weights[best] / sum(weights.values()), n
+    best, total = votes["values"][0], float(votes.get("total_weight") or 0.0)
+    if total <= 0:
+        return None, 0.0, 0
+    return str(best["value"]), float(best["weight"]) / total, int(votes.get("segments") or 0)
 
 
 class _Reviewer:
