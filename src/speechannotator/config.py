@@ -60,6 +60,9 @@ class AsrConfig(_Section):
     device: str = "cpu"
     compute_type: str = "int8"
     beam_size: int = 1
+    # One decoding temperature: Whisper's default fallback (0.2, 0.4, ... on a failed quality
+    # check) samples, so reruns of one file gave different transcripts. Greedy / beam at 0 only.
+    temperature: float = 0.0
     language: str | None = None  # force one language; None detects per span / segment
     mode: Literal["chunk", "segment"] = "chunk"  # decode spans of segments, or each segment alone
     chunk_s: float = 28.0
