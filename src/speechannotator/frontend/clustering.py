@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .spectral import spectral_labels
+
 
 @dataclass
 class ClusterResult:
@@ -32,6 +34,23 @@ def _normalize(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
 
 
+def _merge_alike(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit: float,
+                 min_speakers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Join the two most alike clusters while their centroids are more alike than `limit`
+    (the eigengap cannot answer "one voice"; two halves of one voice stay above it)."""
+    while len(centroids) > max(1, min_speakers):
+        sims = centroids @ centroids.T
+        np.fill_diagonal(sims, -1.0)
+        i, j = np.unravel_index(int(np.argmax(sims)), sims.shape)
+        if sims[i, j] < limit:
+            break
+        i, j = min(i, j), max(i, j)
+        labels = np.where(labels == j, i, labels)
+        labels = np.where(labels > j, labels - 1, labels)
+        centroids = _normalize(np.stack([x[labels == c].mean(axis=0) for c in range(len(centroids) - 1)]))
+    return labels, centroids
+
+
 def estimate_clusters(
     vectors: np.ndarray,
     *,
@@ -41,6 +60,8 @@ def estimate_clusters(
     threshold: float = 0.6,
     max_points: int = 1500,
     min_cluster_share: float = 0.03,
+    method: str = "ahc",
+    merge_similarity: float = 0.9,
 ) -> ClusterResult:
     from scipy.cluster.hierarchy import fcluster, linkage
 
@@ -53,10 +74,12 @@ def estimate_clusters(
 
     sample = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
     xs = x[sample]
-    tree = linkage(xs, method="average", metric="cosine")
-    if num_speakers:
-        labels = fcluster(tree, t=num_speakers, criterion="maxclust")
+    if method == "spectral":
+        labels = spectral_labels(xs, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers) + 1
+    elif num_speakers:
+        labels = fcluster(linkage(xs, method="average", metric="cosine"), t=num_speakers, criterion="maxclust")
     else:
+        tree = linkage(xs, method="average", metric="cosine")
         labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
         k = len(np.unique(labels))
         if k > max_speakers or k < min_speakers:
@@ -76,6 +99,9 @@ def estimate_clusters(
     used = np.unique(final)
     centroids = _normalize(np.stack([x[final == j].mean(axis=0) for j in used]))
     final = np.searchsorted(used, final)
+    if method == "spectral" and not num_speakers:
+        final, centroids = _merge_alike(x, final, centroids, merge_similarity, min_speakers)
+        used = np.arange(len(centroids))
     sims = centroids @ centroids.T
     np.fill_diagonal(sims, -1.0)
     return ClusterResult(final, len(used), centroids.astype(np.float32), float(sims.max()) if len(used) > 1 else 1.0)
