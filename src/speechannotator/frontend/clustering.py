@@ -51,6 +51,30 @@ def _merge_alike(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit
     return labels, centroids
 
 
+def _centered_result(x: np.ndarray, xc: np.ndarray, sample: np.ndarray, labels: np.ndarray, num_speakers: int | None,
+                     min_speakers: int, max_speakers: int, min_windows: int, merge_similarity: float) -> ClusterResult:
+    counts = np.bincount(labels)
+    keep = [j for j in np.argsort(-counts, kind="stable") if counts[j] >= min_windows]
+    if num_speakers:
+        keep = list(np.argsort(-counts, kind="stable")[:num_speakers])
+    keep = keep[: max(1, max_speakers)] or [int(np.argmax(counts))]
+    xs = xc[sample]
+    cc = _normalize(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
+    # Every window (sampled or not) to its nearest cluster; slivers (laughs, overlaps, music) dissolve.
+    final = np.argmax(xc @ cc.T, axis=1)
+    used = np.unique(final)
+    final = np.searchsorted(used, final)
+    raw = _normalize(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
+    if not num_speakers:
+        # Clusters whose voices are alike in the raw d-vector space are one voice split by the
+        # centering (a one-speaker recording has nothing but such splits).
+        final, raw = _merge_alike(x, final, raw, merge_similarity, min_speakers)
+    sims = raw @ raw.T
+    np.fill_diagonal(sims, -1.0)
+    k = len(raw)
+    return ClusterResult(final, k, raw.astype(np.float32), float(sims.max()) if k > 1 else 1.0)
+
+
 def estimate_clusters(
     vectors: np.ndarray,
     *,
@@ -62,6 +86,7 @@ def estimate_clusters(
     min_cluster_share: float = 0.03,
     method: str = "ahc",
     merge_similarity: float = 0.9,
+    min_windows: int = 4,
 ) -> ClusterResult:
     from scipy.cluster.hierarchy import fcluster, linkage
 
@@ -74,6 +99,19 @@ def estimate_clusters(
 
     sample = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
     xs = x[sample]
+    if method == "centered":
+        # Distances between voices of one recording, not to voices in general: the recording's
+        # mean d-vector (channel, language, what all its voices share) is removed first.
+        xc = _normalize(x - x.mean(axis=0, keepdims=True))
+        tree = linkage(xc[sample], method="average", metric="cosine")
+        if num_speakers:
+            labels = fcluster(tree, t=num_speakers, criterion="maxclust")
+        else:
+            labels = fcluster(tree, t=1.0 - threshold, criterion="distance")
+            if len(np.unique(labels)) > max_speakers:
+                labels = fcluster(tree, t=max_speakers, criterion="maxclust")
+        return _centered_result(x, xc, sample, labels - 1, num_speakers, min_speakers, max_speakers, min_windows,
+                                merge_similarity)
     if method == "spectral":
         labels = spectral_labels(xs, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers) + 1
     elif num_speakers:
