@@ -172,8 +172,8 @@ def _librivox(root: Path) -> list[tuple[Path, str]]:
 
 
 @lru_cache(maxsize=None)
-def clips(voice: str, root: Path = DATA) -> tuple[Clip, ...]:
-    """Every utterance of one voice, in a fixed order (trimmed, 16 kHz, peak 0.5)."""
+def clips(voice: str, root: Path = DATA, limit: int | None = None) -> tuple[Clip, ...]:
+    """Every utterance of one voice (the first `limit` files), in a fixed order (trimmed, 16 kHz, peak 0.5)."""
     if not available(root):
         raise MissingData(f"real voices not fetched: run scripts/fetch_real_voices.sh (expected under {root})")
     if voice in ("nl_f", "nl_m"):
@@ -196,7 +196,7 @@ def clips(voice: str, root: Path = DATA) -> tuple[Clip, ...]:
     else:
         raise KeyError(f"unknown voice {voice!r}")
     out = []
-    for path, text in items:
+    for path, text in items[:limit]:
         x = _trim(_read(path))
         if 0.3 <= len(x) / SR <= 12.0:
             out.append(Clip(voice, path.name, x, text))
@@ -240,6 +240,7 @@ class Spec:
     overlap_prob: float = 0.15
     backchannel_prob: float = 0.2
     quick_prob: float = 0.3  # handoffs with no pause (0-0.1 s)
+    pool_limit: int | None = None  # read only the first N files of each voice (small test cases)
 
 
 def _room(rng: np.random.Generator, rt60: float) -> np.ndarray:
@@ -299,7 +300,7 @@ def _telephone(x: np.ndarray) -> np.ndarray:
 
 def build(spec: Spec, root: Path = DATA) -> Conversation:
     rng = np.random.default_rng(spec.seed)
-    every = {v: clips(v, root) for v in spec.voices}
+    every = {v: clips(v, root, spec.pool_limit) for v in spec.voices}
     # Turns are utterances of 1 s or more (when the voice has them); backchannels are under 1 s.
     pools = {v: [c for c in every[v] if c.duration >= 1.0] or list(every[v]) for v in spec.voices}
     order = {v: list(rng.permutation(len(pools[v]))) for v in spec.voices}
