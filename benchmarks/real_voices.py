@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,7 +38,8 @@ import numpy as np
 import soundfile as sf
 
 SR = 16000
-DATA = Path(__file__).resolve().parent / "data" / "real_voices"
+# Where scripts/fetch_real_voices.sh put the voices (it honours the same variable).
+DATA = Path(os.environ.get("REAL_VOICES_DIR") or Path(__file__).resolve().parent / "data" / "real_voices")
 
 
 @dataclass(frozen=True)
