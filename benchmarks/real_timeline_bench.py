@@ -15,6 +15,7 @@ condition (channel):
     PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/real_timeline_bench.py --quick
     ... --long 10          # one 10-minute recording with 12 returning voices
     ... --pyannote DIR     # also a row per recording with the pyannote pipeline from DIR
+    ... --diarization-only --old-clustering   # speaker scores only, beside the former clustering
 """
 
 from __future__ import annotations
@@ -83,13 +84,31 @@ def segment_stats(segments, max_len: float) -> dict:
             "languages": {k: round(v, 1) for k, v in sorted(langs.items())}}
 
 
-def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default") -> dict:
+def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> dict:
+    """VAD + diarization only (no ASR): the speaker side of the timeline, fast enough for long files."""
+    from speechannotator.frontend.diarize import run_diarization
+    from speechannotator.frontend.vad import detect_speech
+
+    regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
+    dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
+    elapsed = time.perf_counter() - t0
+    ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
+    return {"name": conv.name, "system": tag, "condition": conv.condition, "speakers": len(conv.voices),
+            "found": dia.num_speakers, "duration": round(conv.duration, 1), "rtf": round(elapsed / conv.duration, 3),
+            **diarization_scores(ref_rows, hyp_rows), "text": None, "segments": len(dia.turns), "seg_p50": 0.0,
+            "seg_p90": 0.0, "seg_max": 0.0, "over_max": 0, "languages": {}}
+
+
+def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", diarization_only: bool = False) -> dict:
     from speechannotator.audio import load_audio
     from speechannotator.frontend.timeline import recover_timeline
 
     path = rv.write(conv, out_dir)
     audio = load_audio(path)
     t = time.perf_counter()
+    if diarization_only:
+        return _diarization_row(conv, audio, cfg, tag, t)
     res = recover_timeline(audio.samples, audio.sample_rate, cfg)
     elapsed = time.perf_counter() - t
     (out_dir / f"{conv.name}.{tag}.hyp.json").write_text(
@@ -148,6 +167,9 @@ def main() -> None:
     ap.add_argument("--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices")
     ap.add_argument("--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder")
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
+    ap.add_argument("--diarization-only", action="store_true", help="VAD + diarization, no ASR (speaker scores only)")
+    ap.add_argument("--old-clustering", action="store_true",
+                    help="also a row with the former default (raw d-vector average linkage at 0.6)")
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
     from speechannotator.config import Config, load_config
@@ -157,6 +179,9 @@ def main() -> None:
     if args.pyannote:
         systems.append(("pyannote", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
             update={"backend": "pyannote", "pyannote_path": str(args.pyannote)})})))
+    if args.old_clustering:
+        systems.append(("ahc0.6", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
+            update={"clustering": "ahc", "threshold": 0.6})})))
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:
@@ -167,7 +192,7 @@ def main() -> None:
     for spec in specs:
         conv = rv.build(spec)
         for tag, c in systems:
-            row = run_one(conv, args.out, c, tag)
+            row = run_one(conv, args.out, c, tag, args.diarization_only)
             row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
             rows.append(row)
             print(fmt(row), flush=True)
