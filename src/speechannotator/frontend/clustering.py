@@ -65,7 +65,9 @@ def _merge_alike(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit
 def _centered_result(x: np.ndarray, xc: np.ndarray, sample: np.ndarray, labels: np.ndarray, num_speakers: int | None,
                      min_speakers: int, max_speakers: int, min_windows: int, merge_similarity: float) -> ClusterResult:
     counts = np.bincount(labels)
-    keep = [j for j in np.argsort(-counts, kind="stable") if counts[j] >= min_windows]
+    # min_windows counts windows of the whole recording; the clustered sample holds a share of them.
+    least = max(2, int(round(min_windows * len(sample) / len(x))))
+    keep = [j for j in np.argsort(-counts, kind="stable") if counts[j] >= least]
     if num_speakers:
         keep = list(np.argsort(-counts, kind="stable")[:num_speakers])
     keep = keep[: max(1, max_speakers)] or [int(np.argmax(counts))]
