@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import real_voices as rv  # noqa: E402
+import real_voices as rv
 
 COLLAR = 0.25  # seconds on each side of a reference boundary (pyannote takes the total width)
 TCP_COLLAR = 5.0
@@ -49,7 +49,12 @@ def _annotation(rows):
 
 def diarization_scores(ref_rows, hyp_rows) -> dict:
     """DER / JER (overlap scored and excluded), purity and coverage, in percent."""
-    from pyannote.metrics.diarization import DiarizationCoverage, DiarizationErrorRate, DiarizationPurity, JaccardErrorRate
+    from pyannote.metrics.diarization import (
+        DiarizationCoverage,
+        DiarizationErrorRate,
+        DiarizationPurity,
+        JaccardErrorRate,
+    )
 
     ref, hyp = _annotation(ref_rows), _annotation(hyp_rows)
     out = {}

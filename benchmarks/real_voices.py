@@ -31,7 +31,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -149,8 +149,9 @@ def _fillets(root: Path, font: str) -> list[tuple[Path, str]]:
 
 def _allison(root: Path) -> list[tuple[Path, str]]:
     base = root / "root/usr/share/asterisk/sounds/en_US_f_Allison"
-    lines = gzip.open(root / "root/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz", "rt", encoding="utf-8",
-                      errors="replace").read().splitlines()
+    with gzip.open(root / "root/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz", "rt", encoding="utf-8",
+                   errors="replace") as f:
+        lines = f.read().splitlines()
     out = []
     for line in lines:
         if ":" not in line or line.startswith(";"):
@@ -173,7 +174,7 @@ def _librivox(root: Path) -> list[tuple[Path, str]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def clips(voice: str, root: Path = DATA, limit: int | None = None) -> tuple[Clip, ...]:
     """Every utterance of one voice (the first `limit` files), in a fixed order (trimmed, 16 kHz, peak 0.5)."""
     if not available(root):

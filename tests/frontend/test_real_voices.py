@@ -15,7 +15,7 @@ from speechannotator.frontend.transcribe import transcribe
 from speechannotator.records import Segment
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv  # noqa: E402
+import real_voices as rv
 
 needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 SR = 16000
@@ -51,7 +51,7 @@ class _ScriptedAsr:
         idx = self._index(clip)
         lang = language or self.langs[idx[0]][0]
         # One word per second of each covered segment, tagged with its language.
-        words, t = [], 0.0
+        words = []
         vals = np.round(clip * 100).astype(int)
         for i in range(0, len(clip), SR):
             v = int(vals[i: i + SR].max())

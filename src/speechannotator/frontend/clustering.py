@@ -66,7 +66,7 @@ def _centered_result(x: np.ndarray, xc: np.ndarray, sample: np.ndarray, labels: 
                      min_speakers: int, max_speakers: int, min_windows: int, merge_similarity: float) -> ClusterResult:
     counts = np.bincount(labels)
     # min_windows counts windows of the whole recording; the clustered sample holds a share of them.
-    least = max(2, int(round(min_windows * len(sample) / len(x))))
+    least = max(2, round(min_windows * len(sample) / len(x)))
     keep = [j for j in np.argsort(-counts, kind="stable") if counts[j] >= least]
     if num_speakers:
         keep = list(np.argsort(-counts, kind="stable")[:num_speakers])

@@ -50,7 +50,7 @@ def spectral_labels(x: np.ndarray, *, num_speakers: int | None, min_speakers: in
     k_max = max(2, min(max_speakers, n - 1))
     best = None
     # Candidate neighbour counts: 2 % .. 30 % of the windows (at least 3 neighbours).
-    for p in sorted({max(3, int(round(f * n))) for f in np.linspace(0.02, 0.3, 15)}):
+    for p in sorted({max(3, round(f * n)) for f in np.linspace(0.02, 0.3, 15)}):
         if p >= n:
             continue
         aff = _pruned(sim, p)
