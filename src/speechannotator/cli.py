@@ -14,6 +14,7 @@ from .agents.cli import explain
 from .audio import find_audio_files
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
+from .viewer.cli import view
 
 
 def _fail(path: Path | str, cause: str) -> None:
@@ -159,6 +160,7 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, **flags):
 main.add_command(eval_group)
 main.add_command(bench_group)
 main.add_command(explain)
+main.add_command(view)
 
 if __name__ == "__main__":
     main()
