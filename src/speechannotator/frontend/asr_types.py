@@ -82,6 +82,17 @@ def _bare(text: str) -> str:
 
 
 _STOCK = {_bare(p) for p in _STOCK_PHRASES}
+# Prompts this project gives the decoder; Whisper sometimes "transcribes" them back on unclear audio.
+_PROMPTS = (_bare(ZH_PROMPT), _bare("以下是普通話的句子。"))
+
+
+def is_prompt_echo(text: str) -> bool:
+    """The text is (mostly) a decoding prompt said back: what remains without it is under 2 characters."""
+    bare = _bare(text)
+    for p in _PROMPTS:
+        if p and p in bare and len(bare.replace(p, "")) < 2:
+            return True
+    return False
 
 
 def hallucination_reason(piece: Piece, cfg: AsrConfig) -> str | None:
@@ -94,6 +105,8 @@ def hallucination_reason(piece: Piece, cfg: AsrConfig) -> str | None:
     text = piece.text.strip()
     if not text or all(c in _MUSIC or not c.isalnum() for c in text) or _TAG.match(text):
         return "no words"
+    if is_prompt_echo(text):
+        return "prompt echo"
     if piece.compression_ratio > cfg.compression_ratio_threshold:
         return "repetitive"
     if piece.no_speech_prob > cfg.no_speech_threshold and piece.avg_logprob < cfg.logprob_threshold:

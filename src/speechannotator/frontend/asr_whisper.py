@@ -54,6 +54,7 @@ class WhisperAsr:
             clip,
             language=language,
             beam_size=cfg.beam_size,
+            temperature=cfg.temperature,  # a single value: no sampling fallback (reproducible)
             word_timestamps=True,
             condition_on_previous_text=False,
             # Whisper drifts to Traditional characters and drops punctuation without it.

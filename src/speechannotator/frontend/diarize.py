@@ -18,6 +18,7 @@ from ..records import Turn
 from .clustering import estimate_clusters
 from .embeddings import embed_windows
 from .overlap import refine_changes
+from .resegment import resegment
 from .vad import SpeechRegion
 
 _FRAME = 0.01
@@ -88,18 +89,24 @@ def diarize(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], 
         max_speakers=cfg.max_speakers,
         threshold=cfg.threshold,
         max_points=cfg.max_points,
+        method=cfg.clustering,
+        merge_similarity=cfg.merge_similarity,
+        min_windows=cfg.min_cluster_windows,
     )
+    labels = cl.labels
+    if cfg.resegment and cl.num_speakers > 1:
+        labels = resegment(win.vectors, labels, win.region_index, switch_cost=cfg.switch_cost)
     centroids = {f"S{j}": c for j, c in enumerate(cl.centroids)}
     centers = win.centers
     turns: list[Turn] = []
     for i, r in enumerate(regions):
         mine = win.region_index == i
         if mine.any():
-            frames = _frame_labels(r, centers[mine], win.starts[mine], win.ends[mine], cl.labels[mine])
+            frames = _frame_labels(r, centers[mine], win.starts[mine], win.ends[mine], labels[mine])
         else:
             # Too short to embed: take the speaker of the nearest window in time.
             nearest = int(np.abs(centers - (r.start + r.end) / 2).argmin())
-            frames = np.full(max(1, int(round(r.duration / _FRAME))), cl.labels[nearest])
+            frames = np.full(max(1, int(round(r.duration / _FRAME))), labels[nearest])
         frames = _smooth(frames, int(cfg.min_turn_s / _FRAME))
         bounds = np.flatnonzero(np.diff(frames)) + 1
         mine_turns = []

@@ -30,6 +30,8 @@ from ..records import Segment, Word
 from .asr_types import AsrBackend, Decoded, LanguageGuess, hallucination_reason
 
 MIN_LID_SECONDS = 1.5
+CONFIDENT_LID = 0.6  # a decode this sure of its language is evidence that the language is spoken
+STRONG_LID = 0.85  # a segment this sure needs no support from the rest of the recording
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -63,10 +65,12 @@ class AsrStats:
     spans: int = 0
     mixed_spans: int = 0
     redecoded_segments: int = 0
+    language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     dropped_pieces: Counter = field(default_factory=Counter)
 
     def as_info(self) -> dict:
         return {"asr_spans": self.spans, "asr_mixed_spans": self.mixed_spans, "asr_redecoded": self.redecoded_segments,
+                "asr_language_prior": self.language_prior,
                 "asr_dropped": dict(self.dropped_pieces)}
 
 
@@ -116,7 +120,10 @@ def _fill(seg: Segment, words: list, offset: float, language: str, probability: 
         text = (to_simplified(w.text) if zh else w.text).strip()
         if not text:
             continue
-        a, b = offset + w.start, offset + w.end
+        # A word given to this segment (by its midpoint) lies inside it: its times are clipped to
+        # the segment, so no word reaches into a neighbour and no segment grows past its bounds.
+        a = min(max(offset + w.start, seg.start), seg.end)
+        b = max(min(offset + w.end, seg.end), a)
         chars = [c for c in text if _CJK.match(c)]
         if zh and len(text) > 1 and len(chars) == len(text):
             # Whisper's Chinese "words" are tokens of 1-3 characters: keep one entry per character.
@@ -151,6 +158,7 @@ class _Transcriber:
         self.audio, self.sr, self.cfg, self.backend = audio, sr, cfg, backend
         self.langs = _Languages()
         self.stats = AsrStats()
+        self.decodes: list[tuple[list[str], str, float, float]] = []  # (segment keys, language, probability, seconds)
 
     def clip(self, start: float, end: float) -> np.ndarray:
         return self.audio[int(start * self.sr): int(end * self.sr)]
@@ -168,6 +176,7 @@ class _Transcriber:
         lang = guess.language if guess else dec.language
         prob = guess.probability if guess else dec.language_probability
         buckets = _words_to_segments(dec, start, group, self.cfg, self.stats)
+        self.decodes.append(([s.key for s in group], lang, float(prob), end - start))
         for s in group:
             _fill(s, buckets[s.key], start, lang, prob)
             if s.duration >= MIN_LID_SECONDS * 0.5:
@@ -186,6 +195,7 @@ class _Transcriber:
             if dec.language and dec.language != span_language:
                 self.stats.redecoded_segments += 1
                 buckets = _words_to_segments(dec, seg.start, [seg], self.cfg, self.stats)
+                self.decodes.append(([seg.key], dec.language, float(dec.language_probability), seg.duration))
                 _fill(seg, buckets[seg.key], seg.start, dec.language, dec.language_probability)
             return
         if own.language == span_language or own.probability < 0.5:
@@ -203,6 +213,31 @@ class _Transcriber:
             self.process(group)
         for group in deferred:
             self.process(group)
+        if not self.cfg.language:
+            self.settle_languages([s for g in groups for s in g])
+
+    def settle_languages(self, segments: list[Segment]) -> None:
+        """The recording-level prior: a segment keeps a language only if that language is heard
+        confidently elsewhere in the recording (another decode of at least MIN_LID_SECONDS with
+        probability >= CONFIDENT_LID), or its own evidence is strong (STRONG_LID over at least
+        MIN_LID_SECONDS). Otherwise it is decoded again in its speaker's (else the recording's)
+        best-supported language. Code-switching survives: a confidently identified second
+        language stays."""
+        by_key = {s.key: s for s in segments}
+        for seg in sorted(segments, key=lambda s: s.start):
+            lang = seg.language
+            if not lang or not seg.text:
+                continue
+            strong = seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS
+            evidence = _evidence(self.decodes, by_key, exclude=seg.key)
+            if strong or evidence["overall"].get(lang, 0.0) > 0:
+                continue
+            pool = evidence["speaker"].get(seg.speaker) or evidence["overall"]
+            if not pool:
+                continue
+            target = max(sorted(pool), key=lambda k: pool[k])
+            self.stats.language_prior += 1
+            self.decode_group([seg], LanguageGuess(target, round(min(0.9, pool[target] / sum(pool.values())), 3)))
 
     def process(self, group: list[Segment]) -> None:
         self.stats.spans += 1
@@ -221,6 +256,24 @@ class _Transcriber:
         for s in group:
             own = self.guess(s.start, s.end, s.speaker) or guess
             self.decode_group([s], own)
+
+
+def _evidence(decodes: list[tuple[list[str], str, float, float]], by_key: dict[str, Segment], exclude: str) -> dict:
+    """Confident language evidence (seconds x probability) overall and per speaker, from the
+    decodes that do not include segment `exclude` (its own span would vouch for itself)."""
+    overall: Counter = Counter()
+    speaker: dict[str, Counter] = {}
+    for keys, lang, prob, seconds in decodes:
+        if exclude in keys or prob < CONFIDENT_LID or seconds < MIN_LID_SECONDS:
+            continue
+        # Only the language each segment still has counts (a later re-decode may have changed it).
+        for k in keys:
+            seg = by_key.get(k)
+            if seg is None or seg.language != lang:
+                continue
+            overall[lang] += seg.duration * prob
+            speaker.setdefault(seg.speaker, Counter())[lang] += seg.duration * prob
+    return {"overall": overall, "speaker": speaker}
 
 
 def _chunks(segments: list[Segment], max_span: float) -> list[list[Segment]]:

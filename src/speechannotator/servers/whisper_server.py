@@ -89,7 +89,8 @@ class WhisperService:
 
         with self.lock:
             parts, info = self.model.transcribe(
-                audio, language=language or None, beam_size=self.cfg.beam_size, word_timestamps=words,
+                audio, language=language or None, beam_size=self.cfg.beam_size, temperature=self.cfg.temperature,
+                word_timestamps=words,
                 condition_on_previous_text=False, vad_filter=False,
                 initial_prompt=prompt or (ZH_PROMPT if language == "zh" else None),
             )

@@ -1,0 +1,211 @@
+"""Real-voice timeline benchmark: the timeline stages on conversations of real recorded voices.
+
+Conversations come from `real_voices.py` (voices from Debian/PyPI packages, fetched by
+`scripts/fetch_real_voices.sh`; seeded, exact RTTM + SegLST references). Per recording and per
+condition (channel):
+
+- speaker count (found vs true);
+- DER and JER with pyannote.metrics, collar 0.25 s on each side of a reference boundary, once with
+  overlapped speech scored and once with it excluded;
+- WER, cpWER, tcpWER (collar 5 s) through SA-Eval (`speechannotator.evaluation.timeline`), on
+  recordings whose every turn has a transcript;
+- segment lengths (median, 90th percentile, max, number over `max_segment_s`), languages found;
+- for long recordings: id purity and voice coverage (pyannote.metrics), peak memory.
+
+    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/real_timeline_bench.py --quick
+    ... --long 10          # one 10-minute recording with 12 returning voices
+    ... --pyannote DIR     # also a row per recording with the pyannote pipeline from DIR
+    ... --diarization-only --old-clustering   # speaker scores only, beside the former clustering
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_voices as rv
+
+COLLAR = 0.25  # seconds on each side of a reference boundary (pyannote takes the total width)
+TCP_COLLAR = 5.0
+
+
+def _annotation(rows):
+    from pyannote.core import Annotation, Segment
+
+    ann = Annotation()
+    for i, (a, b, spk) in enumerate(rows):
+        if b > a:
+            ann[Segment(float(a), float(b)), i] = spk
+    return ann
+
+
+def diarization_scores(ref_rows, hyp_rows) -> dict:
+    """DER / JER (overlap scored and excluded), purity and coverage, in percent."""
+    from pyannote.metrics.diarization import (
+        DiarizationCoverage,
+        DiarizationErrorRate,
+        DiarizationPurity,
+        JaccardErrorRate,
+    )
+
+    ref, hyp = _annotation(ref_rows), _annotation(hyp_rows)
+    out = {}
+    for name, skip in (("", False), ("_noov", True)):
+        d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True)
+        out["der" + name] = [d["missed detection"] + d["false alarm"] + d["confusion"], d["total"]]
+        out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp), 2)
+    out["purity"] = round(100 * DiarizationPurity()(ref, hyp), 2)
+    out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp), 2)
+    return out
+
+
+def text_scores(conv: rv.Conversation, segments) -> dict | None:
+    from speechannotator.evaluation.io import TimelineSegment
+    from speechannotator.evaluation.timeline import score_recording
+
+    if not conv.transcribed:
+        return None
+    ref = [TimelineSegment(u.speaker, Decimal(str(u.start)), Decimal(str(u.end)), u.text or "") for u in conv.utterances]
+    hyp = [TimelineSegment(s.speaker, Decimal(str(s.start)), Decimal(str(s.end)), s.text) for s in segments]
+    sc = score_recording(ref, hyp, unit="word", collar=TCP_COLLAR, session=conv.name)
+    return {"wer": [sc.plain.errors, sc.plain.length], "cpwer": [sc.cp.errors, sc.cp.length], "tcpwer": [sc.tcp.errors, sc.tcp.length]}
+
+
+def segment_stats(segments, max_len: float) -> dict:
+    d = np.array([s.end - s.start for s in segments]) if segments else np.zeros(1)
+    langs: dict[str, float] = {}
+    for s in segments:
+        langs[s.language] = langs.get(s.language, 0.0) + (s.end - s.start)
+    return {"segments": len(segments), "seg_p50": round(float(np.median(d)), 2), "seg_p90": round(float(np.percentile(d, 90)), 2),
+            "seg_max": round(float(d.max()), 2), "over_max": int((d > max_len + 1e-6).sum()),
+            "languages": {k: round(v, 1) for k, v in sorted(langs.items())}}
+
+
+def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> dict:
+    """VAD + diarization only (no ASR): the speaker side of the timeline, fast enough for long files."""
+    from speechannotator.frontend.diarize import run_diarization
+    from speechannotator.frontend.vad import detect_speech
+
+    regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
+    dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
+    elapsed = time.perf_counter() - t0
+    ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
+    return {"name": conv.name, "system": tag, "condition": conv.condition, "speakers": len(conv.voices),
+            "found": dia.num_speakers, "duration": round(conv.duration, 1), "rtf": round(elapsed / conv.duration, 3),
+            **diarization_scores(ref_rows, hyp_rows), "text": None, "segments": len(dia.turns), "seg_p50": 0.0,
+            "seg_p90": 0.0, "seg_max": 0.0, "over_max": 0, "languages": {}}
+
+
+def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", diarization_only: bool = False) -> dict:
+    from speechannotator.audio import load_audio
+    from speechannotator.frontend.timeline import recover_timeline
+
+    path = rv.write(conv, out_dir)
+    audio = load_audio(path)
+    t = time.perf_counter()
+    if diarization_only:
+        return _diarization_row(conv, audio, cfg, tag, t)
+    res = recover_timeline(audio.samples, audio.sample_rate, cfg)
+    elapsed = time.perf_counter() - t
+    (out_dir / f"{conv.name}.{tag}.hyp.json").write_text(
+        json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1))
+    ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    hyp_rows = [(s.start, s.end, s.speaker) for s in res.segments]
+    row = {"name": conv.name, "system": tag, "condition": conv.condition, "speakers": len(conv.voices),
+           "found": len({s.speaker for s in res.segments}), "duration": round(conv.duration, 1),
+           "rtf": round(elapsed / conv.duration, 3), **diarization_scores(ref_rows, hyp_rows),
+           "text": text_scores(conv, res.segments), **segment_stats(res.segments, cfg.max_segment_s)}
+    return row
+
+
+def _pct(pair) -> float:
+    return round(100.0 * pair[0] / max(pair[1], 1e-9), 2)
+
+
+def fmt(r: dict) -> str:
+    t = r["text"]
+    txt = f"WER {_pct(t['wer']):5.1f} cpWER {_pct(t['cpwer']):5.1f}" if t else "WER   -   cpWER   -  "
+    return (f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  DER {_pct(r['der']):5.1f} "
+            f"(noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
+            f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}")
+
+
+def summarize(rows: list[dict]) -> dict:
+    def pool(sub: list[dict]) -> dict:
+        out = {"recordings": len(sub), "count_right": round(sum(r["found"] == r["speakers"] for r in sub) / len(sub), 3),
+               "der": _pct([sum(r["der"][0] for r in sub), sum(r["der"][1] for r in sub)]),
+               "der_noov": _pct([sum(r["der_noov"][0] for r in sub), sum(r["der_noov"][1] for r in sub)]),
+               "jer": round(float(np.mean([r["jer"] for r in sub])), 2)}
+        txt = [r["text"] for r in sub if r["text"]]
+        for k in ("wer", "cpwer", "tcpwer"):
+            out[k] = _pct([sum(t[k][0] for t in txt), sum(t[k][1] for t in txt)]) if txt else None
+        if txt:
+            out["cpwer_over_wer"] = round(out["cpwer"] / max(out["wer"], 1e-9), 2)
+        out["over_max"] = sum(r["over_max"] for r in sub)
+        out["seg_max"] = max(r["seg_max"] for r in sub)
+        return out
+
+    out = {}
+    for system in sorted({r["system"] for r in rows}):
+        mine = [r for r in rows if r["system"] == system]
+        small = [r for r in mine if 2 <= r["speakers"] <= 4]
+        out[system] = {"all": pool(mine), "2-4 speakers": pool(small) if small else None,
+                       "by_condition": {c: pool([r for r in mine if r["condition"] == c]) for c in sorted({r["condition"] for r in mine})}}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("/tmp/real_timeline_bench"))
+    ap.add_argument("--quick", action="store_true", help="six recordings instead of the whole development set")
+    ap.add_argument("--core", action="store_true", help="the ten 2-4 speaker recordings the targets are judged on")
+    ap.add_argument("--only", nargs="*", help="names of development-set recordings to run")
+    ap.add_argument("--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices")
+    ap.add_argument("--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder")
+    ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
+    ap.add_argument("--diarization-only", action="store_true", help="VAD + diarization, no ASR (speaker scores only)")
+    ap.add_argument("--old-clustering", action="store_true",
+                    help="also a row with the former default (raw d-vector average linkage at 0.6)")
+    ap.add_argument("--json", type=Path, help="write all rows and the summary here")
+    args = ap.parse_args()
+    from speechannotator.config import Config, load_config
+
+    cfg = load_config(args.config) if args.config else Config()
+    systems = [("default", cfg)]
+    if args.pyannote:
+        systems.append(("pyannote", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
+            update={"backend": "pyannote", "pyannote_path": str(args.pyannote)})})))
+    if args.old_clustering:
+        systems.append(("ahc0.6", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
+            update={"clustering": "ahc", "threshold": 0.6})})))
+    if args.long:
+        specs = [rv.long_spec(args.long)]
+    else:
+        specs = list(rv.QUICK_SET if args.quick else rv.CORE_SET if args.core else rv.DEV_SET)
+        if args.only:
+            specs = [s for s in rv.DEV_SET if s.name in args.only]
+    rows = []
+    for spec in specs:
+        conv = rv.build(spec)
+        for tag, c in systems:
+            row = run_one(conv, args.out, c, tag, args.diarization_only)
+            row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            rows.append(row)
+            print(fmt(row), flush=True)
+    summary = summarize(rows)
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The timeline on real recorded voices (fetched by scripts/fetch_real_voices.sh), and the ASR
+rules that keep it honest: recording-level language prior, prompt echoes, words inside their
+segment, reproducible decoding."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speechannotator.config import AsrConfig, Config, DiarizationConfig
+from speechannotator.frontend.asr_types import Decoded, LanguageGuess, Piece, RawWord, hallucination_reason
+from speechannotator.frontend.transcribe import transcribe
+from speechannotator.records import Segment
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import real_voices as rv
+
+needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
+SR = 16000
+
+
+def test_prompt_echo_is_dropped_like_a_hallucination():
+    cfg = AsrConfig()
+    echo = Piece(0.0, 2.0, "【 以下是普通话的句子。】。", [], -0.3, 1.0, 0.1)
+    assert hallucination_reason(echo, cfg) == "prompt echo"
+    real = Piece(0.0, 2.0, "以下是今天的新闻。", [], -0.3, 1.0, 0.1)
+    assert hallucination_reason(real, cfg) is None
+
+
+class _ScriptedAsr:
+    """A backend whose language answers are scripted per segment: each segment's audio holds
+    a constant value (its index + 1), so a clip tells which segments it covers."""
+
+    name = "scripted"
+
+    def __init__(self, langs):
+        self.langs = langs  # index -> (language, probability)
+
+    def _index(self, clip):
+        vals = np.unique(np.round(clip[clip > 0] * 100).astype(int))
+        return [int(v) - 1 for v in vals]
+
+    def detect(self, clip):
+        idx = self._index(clip)
+        lang, prob = self.langs[idx[0]]
+        return LanguageGuess(lang, prob, 1.0 - prob)
+
+    def decode(self, clip, language):
+        idx = self._index(clip)
+        lang = language or self.langs[idx[0]][0]
+        # One word per second of each covered segment, tagged with its language.
+        words = []
+        vals = np.round(clip * 100).astype(int)
+        for i in range(0, len(clip), SR):
+            v = int(vals[i: i + SR].max())
+            if v > 0:
+                words.append(RawWord(f" {lang}{v - 1}", i / SR + 0.1, i / SR + 0.9, 0.9))
+        return Decoded(lang, 0.9, [Piece(0.0, len(clip) / SR, "".join(w.text for w in words), words, -0.2, 1.2, 0.05)])
+
+
+def _scripted(durations, langs, speakers=None):
+    audio, segs, t = [], [], 0.0
+    for i, d in enumerate(durations):
+        audio += [np.zeros(SR // 2, np.float32), np.full(int(d * SR), (i + 1) / 100, np.float32)]
+        t += 0.5
+        segs.append(Segment(f"seg_{i:05d}", round(t, 3), round(t + d, 3), (speakers or ["A"] * len(durations))[i]))
+        t += d
+    return np.concatenate(audio), segs, _ScriptedAsr(dict(enumerate(langs)))
+
+
+def test_short_noisy_segment_takes_a_language_heard_elsewhere():
+    # Mandarin throughout; one short noisy segment is identified as Thai with low confidence.
+    audio, segs, asr = _scripted([4, 4, 2, 4], [("zh", 0.95), ("zh", 0.9), ("th", 0.4), ("zh", 0.9)])
+    stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=asr)
+    assert [s.language for s in segs] == ["zh"] * 4
+    assert segs[2].text.startswith("zh")  # decoded again in Mandarin, not only relabelled
+    assert stats["asr_language_prior"] == 1
+
+
+def test_noisy_long_segment_in_a_foreign_language_is_moved_but_code_switching_stays():
+    # Segment 2 says Thai with 0.5 (no support elsewhere): moved. Segment 3 says English with 0.95:
+    # strong evidence of its own, a real switch of language: kept.
+    audio, segs, asr = _scripted([4, 4, 3, 3], [("zh", 0.9), ("zh", 0.9), ("th", 0.5), ("en", 0.95)])
+    transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=asr)
+    assert [s.language for s in segs] == ["zh", "zh", "zh", "en"]
+
+
+def test_words_stay_inside_their_segment():
+    from speechannotator.frontend.transcribe import _fill
+
+    seg = Segment("seg_00000", 1.0, 2.0, "A")
+    _fill(seg, [RawWord(" good", 0.7, 1.3), RawWord(" bye", 1.8, 2.4)], 0.0, "en", 0.9)
+    assert all(seg.start <= w.start <= w.end <= seg.end for w in seg.words)
+
+
+@pytest.fixture(scope="module")
+def telephone_pair():
+    """Two women on a telephone line: Allison and the Dutch actress (a same-gender pair; the old
+    raw-threshold clustering is what collapsed such calls to one speaker)."""
+    spec = rv.Spec("test_ff", ("allison", "nl_f"), 10, "telephone", seed=3, pool_limit=60)
+    return rv.build(spec)
+
+
+@needs_voices
+def test_real_voices_counted_on_a_telephone_line(telephone_pair):
+    from real_timeline_bench import diarization_scores
+
+    from speechannotator.frontend.diarize import diarize
+    from speechannotator.frontend.vad import detect_speech
+
+    conv = telephone_pair
+    x = conv.samples
+    regions = detect_speech(x, SR)
+    ref = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    new = diarize(x, SR, regions)
+    old = diarize(x, SR, regions, DiarizationConfig(clustering="ahc", threshold=0.6))
+    d_new = diarization_scores(ref, [(t.start, t.end, t.speaker) for t in new.turns])
+    d_old = diarization_scores(ref, [(t.start, t.end, t.speaker) for t in old.turns])
+    assert new.num_speakers == 2
+    assert d_new["der"][0] / d_new["der"][1] < 0.2
+    assert d_new["der"][0] <= d_old["der"][0]  # the raw-threshold clustering is no better here
+
+
+@needs_voices
+def test_rerun_is_byte_identical_and_segments_bounded(telephone_pair):
+    from speechannotator.frontend.timeline import recover_timeline
+
+    x = telephone_pair.samples[: 12 * SR]
+    cfg = Config(max_segment_s=6.0)
+    runs = [json.dumps([s.to_json() for s in recover_timeline(x, SR, cfg).segments], ensure_ascii=False) for _ in range(2)]
+    assert runs[0] == runs[1]
+    segs = json.loads(runs[0])
+    assert segs and all(s["end"] - s["start"] <= 6.0 + 1e-6 for s in segs)
+    assert all(s["start"] <= w["start"] <= w["end"] <= s["end"] for s in segs for w in s["words"])
