@@ -124,14 +124,14 @@ class Annotator:
             if self.config.priors.enhance:
                 t = time.perf_counter()
                 enhancer = Enhancer(self.config)
-                enhanced = enhancer(audio, spans)
-                work.enhanced_s = enhancer.processed_s
+                enhanced = enhancer(audio, spans, [(s.start, s.end) for s in segments])
+                work.enhanced_s, work.gated_s = enhancer.processed_s, enhancer.gated_s
                 timings["enhance"] = time.perf_counter() - t
             t = time.perf_counter()
             evidence = extract_priors(audio, segments, enhanced=enhanced, config=self.config, spans=spans, work=work)
             timings["extract_priors"] = time.perf_counter() - t
         info = {"count": len(evidence), "ablated": not self.config.agents.priors, "speech_spans_s": round(work.spans_s, 3),
-                "enhanced_s": round(work.enhanced_s, 3), "aed_s": round(work.aed_s, 3)}
+                "enhanced_s": round(work.enhanced_s, 3), "gated_s": round(work.gated_s, 3), "aed_s": round(work.aed_s, 3)}
         with self.store.transaction() as c:
             self.store.write_evidence(c, rec, evidence)
             self.store.mark_stage(c, rec, "priors", info)

