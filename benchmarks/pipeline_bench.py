@@ -63,6 +63,13 @@ def report(name: str, files: list[Path], bare: dict | None, pipe: dict) -> dict:
     print(f"{'sum of files':<16}{sums['total']:>9.2f}{sums['total'] / dur:>8.3f}")
     row = {"case": name, "audio_s": dur, "pipeline_wall": pipe["wall"], "pipeline_cpu": pipe["cpu"],
            "pipeline_peak_mb": pipe["peak_mb"], "pipeline_load": pipe["load"], "stages": dict(sums)}
+    probes = pipe.get("probes", {})
+    if probes:
+        print(f"{'probe (speed_probe.py; nested rows)':<46}{'calls':>7}{'CPU s':>9}{'CPU RTF':>9}")
+        for label, t in probes.items():
+            if t["cpu"] >= 0.05 * max(1.0, pipe["cpu"]) / 10:  # rows above 0.5 % of the run
+                print(f"{label:<46}{t['calls']:>7}{t['cpu']:>9.2f}{t['cpu'] / dur:>9.3f}")
+    row["probes"] = probes
     print(f"pipeline process: wall {pipe['wall']:.1f} s (RTF {pipe['wall'] / dur:.3f}), CPU {pipe['cpu']:.1f} s, "
           f"peak {pipe['peak_mb']:.0f} MB, load {pipe['load'][0]:.1f} -> {pipe['load'][1]:.1f}")
     if bare is not None:

@@ -93,15 +93,20 @@ def noise_evidence(original: np.ndarray, enhanced: np.ndarray, snr_db: float | N
     if len(original) < int(0.2 * SR):
         return {}
     resid = np.asarray(original, np.float64) - np.asarray(enhanced, np.float64)
-    if float(np.max(np.abs(resid))) < 1e-6:  # no enhancement: floor of the original
+    if float(np.max(np.abs(resid))) < 1e-6:  # not enhanced (off, or clean by the enhancer's gate)
         db = frame_db(original)
         _, thr = speech_mask(db)
         quiet = db[db <= thr]
         level = float(np.percentile(quiet if len(quiet) else db, 50))
-        return {"scene.noise_db": level}
+        out: dict[str, float | str] = {"scene.noise_db": level}
+        # Without a residual ``snr_db`` measures the background by the original's floor, which
+        # bounds it from above: at NOISE_SNR_MAX or more the background is inaudible (as below).
+        if snr_db is not None and snr_db >= NOISE_SNR_MAX:
+            out["scene.noise_type"] = "none"
+        return out
     rdb = frame_db(resid)
     level = float(10 * np.log10(noise_power(original, enhanced) + EPS))
-    out: dict[str, float | str] = {"scene.noise_db": level}
+    out = {"scene.noise_db": level}
     audible = level > NOISE_DB_MIN and (snr_db is None or snr_db < NOISE_SNR_MAX)
     if not audible:
         out["scene.noise_type"] = "none"
