@@ -86,3 +86,32 @@ def test_snr_gate_leaves_clean_speech_and_enhances_noisy_speech(faint_room_with_
     noisy = Enhancer()
     noisy(_audio(y), speech_spans([(a / SR, b / SR)], len(y) / SR), [(a / SR, b / SR)])
     assert noisy.gated_s == 0 and noisy.processed_s > (b - a) / SR
+
+
+def test_pipeline_priors_stage_works_on_the_speech_spans(tmp_path, faint_room_with_one_utterance):
+    """The fixed-timeline setting: a 40 s recording holding 3 s of speech; the stage's counted
+    work (state) covers the span around that utterance only."""
+    import json
+
+    import soundfile as sf
+
+    from speechannotator.pipeline import Annotator
+
+    y, a, b = faint_room_with_one_utterance
+    x = np.concatenate([y * 0.05, np.zeros(20 * SR, np.float32)])
+    x[a:b] = y[a:b]
+    sf.write(tmp_path / "quiet.wav", x, SR)
+    ref = [{"session_id": "quiet", "speaker": "A", "start_time": a / SR, "end_time": b / SR, "words": C.librivox()[1][1]}]
+    (tmp_path / "quiet.seglst.json").write_text(json.dumps(ref))
+    annotator = Annotator(tmp_path / "out")
+    try:
+        res = annotator.annotate(tmp_path / "quiet.wav", timeline=tmp_path / "quiet.seglst.json")
+        assert res.ok, res.error
+        info = annotator.store.stage_info("quiet", "priors")
+    finally:
+        annotator.close()
+    span = (b - a) / SR + SPAN_LEAD_S + SPAN_TAIL_S
+    assert info["speech_spans_s"] == pytest.approx(span, abs=0.01)
+    assert info["enhanced_s"] + info["gated_s"] == pytest.approx(span, abs=0.01)
+    assert span <= info["aed_s"] < span + 0.02
+    assert len(res.records) == 1 and res.records[0].gender in ("male", "Male", "男声")

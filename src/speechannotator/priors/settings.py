@@ -24,7 +24,7 @@ class PriorsSettings(BaseModel):
     enhancer_atten_lim_db: float = 100.0
     # Speech spans whose original already has at least this speech-to-background ratio (dB,
     # frontend/enhance.py speech_snr_db) are not enhanced; None enhances every span.
-    enhance_gate_snr_db: float | None = 35.0
+    enhance_gate_snr_db: float | None = 30.0
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
