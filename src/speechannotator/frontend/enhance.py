@@ -180,11 +180,6 @@ class Enhancer:
 
     def _model(self) -> DeepFilterNet | None:
         s = self.settings
-        if not s.enhance or s.enhancer in ("none", ""):
-            return None
-        if s.enhancer != "deepfilternet":
-            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
-            return None
         try:
             return DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
         except EnhancerUnavailable as exc:
@@ -216,6 +211,9 @@ class Enhancer:
         spans = [(a, b) for a, b in ([(0.0, audio.duration)] if spans is None else spans) if b > a]
         s = self.settings
         if not spans or not s.enhance or s.enhancer in ("none", ""):
+            return out
+        if s.enhancer != "deepfilternet":
+            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
             return out
         sr = audio.sample_rate
         model: DeepFilterNet | None = None
