@@ -284,23 +284,28 @@ def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evide
         return out
     budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
     spk_scores: dict[str, dict[str, float]] = {}
+    single: dict[str, dict[str, float]] = {}  # segment key -> its speaker window's score, when that was this segment alone
     for spk, segs in sorted(by_spk.items(), key=lambda kv: -sum(x.duration for x in kv[1])):
-        parts, total = [], 0.0
+        parts, total, used = [], 0.0, []
         for seg in sorted(segs, key=lambda x: -x.duration):  # longest segments first, up to one window
             parts.append(audio.span(seg.start, seg.end))
+            used.append(seg.key)
             total += seg.duration
             if total >= scene.dm_len():
                 break
         r = budget.score(np.concatenate(parts)) if parts else None
         if r:
             spk_scores[spk] = r
+            if len(used) == 1:
+                single[used[0]] = r
             out.extend(_ev(speaker_key(spk), k, v, min(1.0, total / 9.0)) for k, v in r.items())
     # Evenly spaced segments with what is left of the budget.
     if budget.windows_left > 0 and segments:
         step = max(1.0, len(segments) / budget.windows_left)
         for i in np.arange(0, len(segments), step).astype(int):
             seg = segments[int(i)]
-            r = budget.score(audio.span(seg.start, seg.end))
+            # The same samples give the same score: reuse it rather than run the model again.
+            r = single.get(seg.key) or budget.score(audio.span(seg.start, seg.end))
             if r:
                 out.extend(_ev(seg.key, k, v, min(1.0, seg.duration / 4.0)) for k, v in r.items())
     if spk_scores:
