@@ -6,7 +6,7 @@ Real voices (the five LibriVox clips, four 8 s slices of the Mandarin lecture) w
 white noise mixed at a known SNR. Truth: the statistics of the clean clip. For each SNR the
 mean absolute error of the statistics computed on the noisy original and on the noisy clip
 after DeepFilterNet3 is printed, with the gate's estimate of the SNR (speech_snr_db on the
-original), so the gate threshold (frontend/enhance.py GATE_SNR_DB) can be read off.
+original), so the gate threshold (PriorsSettings.enhance_gate_snr_db) can be read off.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import speed_recordings as R  # noqa: E402
 from timeline_recordings import add_noise, librivox_clips  # noqa: E402
 
 from speechannotator.audio import Audio  # noqa: E402
-from speechannotator.frontend.enhance import Enhancer, speech_snr_db  # noqa: E402
+from speechannotator.enhance import Enhancer  # noqa: E402
+from speechannotator.priors.spans import speech_snr_db  # noqa: E402
 from speechannotator.priors.acoustic import segment_stats  # noqa: E402
 
 SR = 16000

@@ -19,8 +19,8 @@ from collections import defaultdict
 # by name, so `from x import f` call sites are timed too.
 PROBES: list[tuple[str, str, str]] = [
     # stages
-    ("speechannotator.pipeline", "Annotator._timeline", "stage: timeline (vad+diarize+asr+refine)"),
-    ("speechannotator.pipeline", "Annotator._priors", "stage: priors (enhance+extract)"),
+    ("speechannotator.frontend.timeline", "recover_timeline", "stage: timeline (vad+diarize+asr+refine)"),
+    ("speechannotator.priors.spans", "enhance_speech", "stage: enhance (speech spans, gate)"),
     ("speechannotator.agents", "plan", "stage: plan"),
     ("speechannotator.agents", "label", "stage: label"),
     ("speechannotator.agents", "review", "stage: review"),
@@ -37,9 +37,8 @@ PROBES: list[tuple[str, str, str]] = [
     ("speechannotator.frontend.asr_whisper", "WhisperAsr.detect", "asr: Whisper language id"),
     ("speechannotator.frontend.asr_whisper", "WhisperAsr.decode", "asr: Whisper decode"),
     # priors models and extractors
-    ("speechannotator.frontend.enhance", "enhance", "enhance: total"),
-    ("speechannotator.frontend.enhance", "DeepFilterNet.__init__", "enhance:   DeepFilterNet3 load"),
-    ("speechannotator.frontend.enhance", "DeepFilterNet.enhance16", "enhance:   DeepFilterNet3 run"),
+    ("speechannotator.enhance", "DeepFilterNet.__init__", "enhance:   DeepFilterNet3 load"),
+    ("speechannotator.enhance", "DeepFilterNet.enhance16", "enhance:   DeepFilterNet3 run"),
     ("speechannotator.priors.extract", "extract_priors", "extract: total"),
     ("speechannotator.priors.acoustic", "track_pitch", "extract:   pyworld pitch"),
     ("speechannotator.priors.acoustic", "loudness_lufs", "extract:   pyloudnorm"),
@@ -77,7 +76,7 @@ def _timed(fn, label: str):
 
 
 # Imported first so that their by-name imports of probed functions get replaced too.
-_CALLERS = ("speechannotator.frontend.timeline", "speechannotator.frontend.diarize", "speechannotator.frontend.transcribe",
+_CALLERS = ("speechannotator.frontend.timeline", "speechannotator.frontend.diarize", "speechannotator.priors.spans", "speechannotator.frontend.transcribe",
             "speechannotator.priors.extract", "speechannotator.priors.scene", "speechannotator.pipeline")
 
 

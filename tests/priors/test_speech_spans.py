@@ -5,7 +5,7 @@ import pytest
 
 import corpus as C
 from speechannotator.audio import Audio
-from speechannotator.frontend.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
+from speechannotator.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
 from speechannotator.records import Segment
 
 SR = 16000
@@ -54,7 +54,7 @@ def test_span_enhancement_aligns_with_whole_recording(faint_room_with_one_uttera
 
 def test_mostly_silent_recording_processes_only_the_speech(faint_room_with_one_utterance):
     from speechannotator.priors import extract_priors
-    from speechannotator.priors.extract import PriorsWork
+    from speechannotator.priors.spans import PriorsWork
 
     y, a, b = faint_room_with_one_utterance
     quiet = np.concatenate([y[:a] * 0.02, y[a:b], y[b:] * 0.02, np.zeros(40 * SR, np.float32)])  # 60 s, 3 s of speech
@@ -72,20 +72,21 @@ def test_mostly_silent_recording_processes_only_the_speech(faint_room_with_one_u
 
 
 def test_snr_gate_leaves_clean_speech_and_enhances_noisy_speech(faint_room_with_one_utterance, espeak_ok):
-    from speechannotator.frontend.enhance import speech_snr_db
+    from speechannotator.config import PriorsSettings
+    from speechannotator.priors.spans import PriorsWork, enhance_speech, speech_snr_db
 
     y, a, b = faint_room_with_one_utterance
     x = C.espeak(C.TEXTS[0], "en-us+f2", 65)  # a formant synthesizer: pauses at digital silence
     clean = np.zeros(len(x) + 4 * SR, np.float32)
     clean[2 * SR: 2 * SR + len(x)] = x
     seg = [(2.0, 2.0 + len(x) / SR)]
-    assert speech_snr_db(y[a:b]) < 15 < 35 < speech_snr_db(x)
-    gated = Enhancer()
-    assert np.array_equal(gated(_audio(clean), speech_spans(seg, len(clean) / SR), seg), clean)
-    assert gated.processed_s == 0 and gated.gated_s > len(x) / SR
-    noisy = Enhancer()
-    noisy(_audio(y), speech_spans([(a / SR, b / SR)], len(y) / SR), [(a / SR, b / SR)])
-    assert noisy.gated_s == 0 and noisy.processed_s > (b - a) / SR
+    assert speech_snr_db(y[a:b]) < 15 < 30 < speech_snr_db(x)
+    gated = PriorsWork()
+    assert np.array_equal(enhance_speech(_audio(clean), seg, PriorsSettings(), gated), clean)
+    assert gated.enhanced_s == 0 and gated.gated_s > len(x) / SR
+    noisy = PriorsWork()
+    enhance_speech(_audio(y), [(a / SR, b / SR)], PriorsSettings(), noisy)
+    assert noisy.gated_s == 0 and noisy.enhanced_s > (b - a) / SR
 
 
 def test_pipeline_priors_stage_works_on_the_speech_spans(tmp_path, faint_room_with_one_utterance):

