@@ -27,8 +27,8 @@ from timeline_recordings import add_noise, librivox_clips  # noqa: E402
 
 from speechannotator.audio import Audio  # noqa: E402
 from speechannotator.enhance import Enhancer  # noqa: E402
-from speechannotator.priors.spans import speech_snr_db  # noqa: E402
 from speechannotator.priors.acoustic import segment_stats  # noqa: E402
+from speechannotator.priors.spans import speech_snr_db  # noqa: E402
 
 SR = 16000
 STATS = {  # name: (unit, error function)
@@ -45,7 +45,7 @@ STATS = {  # name: (unit, error function)
 def clips() -> list[tuple[np.ndarray, str, str]]:
     out = [(x, t, "en") for x, t in librivox_clips()]
     zh = R.mandarin_lecture()
-    out += [(zh[int(a * SR): int((a + 8) * SR)], "一" * 40, "zh") for a in (2.0, 20.0, 38.0, 56.0)]
+    out += [(zh[int(a * SR) : int((a + 8) * SR)], "一" * 40, "zh") for a in (2.0, 20.0, 38.0, 56.0)]
     return out
 
 
@@ -67,7 +67,10 @@ def main() -> None:
                 noisy = add_noise(clean, kind, snr, seed=i)
                 enh = enhancer(Audio(noisy, SR, "<b>", SR, 1))
                 gate_est[(kind, snr)].append(speech_snr_db(noisy))
-                for path, val in (("original", stats(noisy, noisy, text, lang)), ("enhanced", stats(noisy, enh, text, lang))):
+                for path, val in (
+                    ("original", stats(noisy, noisy, text, lang)),
+                    ("enhanced", stats(noisy, enh, text, lang)),
+                ):
                     for name, (_, err) in STATS.items():
                         a, b = val.get(name), truth.get(name)
                         if isinstance(a, float) and isinstance(b, float) and b:
@@ -75,9 +78,14 @@ def main() -> None:
     print(f"{'statistic':<22}{'SNR':>5}  {'pink orig':>10}{'pink enh':>10}{'white orig':>11}{'white enh':>10}")
     for name, (unit, _) in STATS.items():
         for snr in (5, 10, 20, 30, 40):
-            row = [np.mean(errors[(name, snr, f"{p}:{k}")]) if errors[(name, snr, f"{p}:{k}")] else float("nan")
-                   for k in ("pink", "white") for p in ("original", "enhanced")]
-            print(f"{name + ' (' + unit + ')':<22}{snr:>5}  {row[0]:>10.3f}{row[1]:>10.3f}{row[2]:>11.3f}{row[3]:>10.3f}")
+            row = [
+                np.mean(errors[(name, snr, f"{p}:{k}")]) if errors[(name, snr, f"{p}:{k}")] else float("nan")
+                for k in ("pink", "white")
+                for p in ("original", "enhanced")
+            ]
+            print(
+                f"{name + ' (' + unit + ')':<22}{snr:>5}  {row[0]:>10.3f}{row[1]:>10.3f}{row[2]:>11.3f}{row[3]:>10.3f}"
+            )
     print("\ngate estimate of the SNR (speech_snr_db on the noisy original), mean [min, max]:")
     for (kind, snr), v in sorted(gate_est.items()):
         print(f"  {kind:<6}{snr:>3} dB: {np.mean(v):6.1f} [{np.min(v):6.1f}, {np.max(v):6.1f}]")

@@ -29,7 +29,19 @@ sys.path.insert(0, str(HERE))
 import speed_recordings as R  # noqa: E402
 from profile_stages import run_child  # noqa: E402
 
-STAGES = ("load", "vad", "diarize", "transcribe", "refine", "enhance", "extract_priors", "plan", "label", "review", "finalize")
+STAGES = (
+    "load",
+    "vad",
+    "diarize",
+    "transcribe",
+    "refine",
+    "enhance",
+    "extract_priors",
+    "plan",
+    "label",
+    "review",
+    "finalize",
+)
 
 
 def case_files(name: str) -> list[Path]:
@@ -61,8 +73,15 @@ def report(name: str, files: list[Path], bare: dict | None, pipe: dict) -> dict:
         if st in sums:
             print(f"{st:<16}{sums[st]:>9.2f}{sums[st] / dur:>8.3f}")
     print(f"{'sum of files':<16}{sums['total']:>9.2f}{sums['total'] / dur:>8.3f}")
-    row = {"case": name, "audio_s": dur, "pipeline_wall": pipe["wall"], "pipeline_cpu": pipe["cpu"],
-           "pipeline_peak_mb": pipe["peak_mb"], "pipeline_load": pipe["load"], "stages": dict(sums)}
+    row = {
+        "case": name,
+        "audio_s": dur,
+        "pipeline_wall": pipe["wall"],
+        "pipeline_cpu": pipe["cpu"],
+        "pipeline_peak_mb": pipe["peak_mb"],
+        "pipeline_load": pipe["load"],
+        "stages": dict(sums),
+    }
     probes = pipe.get("probes", {})
     if probes:
         print(f"{'probe (speed_probe.py; nested rows)':<46}{'calls':>7}{'CPU s':>9}{'CPU RTF':>9}")
@@ -70,14 +89,27 @@ def report(name: str, files: list[Path], bare: dict | None, pipe: dict) -> dict:
             if t["cpu"] >= 0.05 * max(1.0, pipe["cpu"]) / 10:  # rows above 0.5 % of the run
                 print(f"{label:<46}{t['calls']:>7}{t['cpu']:>9.2f}{t['cpu'] / dur:>9.3f}")
     row["probes"] = probes
-    print(f"pipeline process: wall {pipe['wall']:.1f} s (RTF {pipe['wall'] / dur:.3f}), CPU {pipe['cpu']:.1f} s, "
-          f"peak {pipe['peak_mb']:.0f} MB, load {pipe['load'][0]:.1f} -> {pipe['load'][1]:.1f}")
+    print(
+        f"pipeline process: wall {pipe['wall']:.1f} s (RTF {pipe['wall'] / dur:.3f}), CPU {pipe['cpu']:.1f} s, "
+        f"peak {pipe['peak_mb']:.0f} MB, load {pipe['load'][0]:.1f} -> {pipe['load'][1]:.1f}"
+    )
     if bare is not None:
-        row.update(bare_wall=bare["wall"], bare_cpu=bare["cpu"], bare_peak_mb=bare["peak_mb"], bare_load=bare["load"],
-                   ratio_wall=pipe["wall"] / bare["wall"], ratio_cpu=pipe["cpu"] / bare["cpu"])
-        print(f"bare whisper:     wall {bare['wall']:.1f} s (RTF {bare['wall'] / dur:.3f}), CPU {bare['cpu']:.1f} s, "
-              f"peak {bare['peak_mb']:.0f} MB, load {bare['load'][0]:.1f} -> {bare['load'][1]:.1f}")
-        print(f"RATIO pipeline / bare faster-whisper: wall {row['ratio_wall']:.2f}x, CPU {row['ratio_cpu']:.2f}x (goal <= 1.5)")
+        row.update(
+            bare_wall=bare["wall"],
+            bare_cpu=bare["cpu"],
+            bare_peak_mb=bare["peak_mb"],
+            bare_load=bare["load"],
+            ratio_wall=pipe["wall"] / bare["wall"],
+            ratio_cpu=pipe["cpu"] / bare["cpu"],
+        )
+        print(
+            f"bare whisper:     wall {bare['wall']:.1f} s (RTF {bare['wall'] / dur:.3f}), CPU {bare['cpu']:.1f} s, "
+            f"peak {bare['peak_mb']:.0f} MB, load {bare['load'][0]:.1f} -> {bare['load'][1]:.1f}"
+        )
+        print(
+            f"RATIO pipeline / bare faster-whisper: wall {row['ratio_wall']:.2f}x, "
+            f"CPU {row['ratio_cpu']:.2f}x (goal <= 1.5)"
+        )
     return row
 
 
@@ -100,8 +132,10 @@ def main() -> None:
     print("\nsummary (goal: ratio <= 1.5, peak < 3000 MB on 2 h); machine cores:", os.cpu_count())
     for r in rows:
         ratio = f"ratio wall {r['ratio_wall']:.2f}x CPU {r['ratio_cpu']:.2f}x  " if "ratio_wall" in r else ""
-        print(f"{r['case']:<8} {r['audio_s']:>6.0f} s  {ratio}pipeline RTF {r['pipeline_wall'] / r['audio_s']:.3f}  "
-              f"peak {r['pipeline_peak_mb']:.0f} MB  load {r['pipeline_load'][1]:.1f}")
+        print(
+            f"{r['case']:<8} {r['audio_s']:>6.0f} s  {ratio}pipeline RTF {r['pipeline_wall'] / r['audio_s']:.3f}  "
+            f"peak {r['pipeline_peak_mb']:.0f} MB  load {r['pipeline_load'][1]:.1f}"
+        )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -30,7 +30,9 @@ def run_child(mode: str, arg: str, files: list[Path]) -> dict:
     env = dict(os.environ)
     src = os.environ.get("SPEED_SRC") or str(HERE.parent / "src")  # SPEED_SRC: measure another checkout
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, str(CHILD), mode, arg, *map(str, files)], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(CHILD), mode, arg, *map(str, files)], capture_output=True, text=True, env=env
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{mode} run failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -44,9 +46,11 @@ def recordings(which: list[str]) -> dict[str, Path]:
 def print_profile(name: str, res: dict) -> None:
     run = res["runs"][0]
     d = run["duration"]
-    print(f"\n## {name}: {run['file']}, {d:.0f} s audio, {run['segments']} segments, {run['speakers']} speakers; "
-          f"process wall {res['wall']:.1f} s, CPU {res['cpu']:.1f} s, peak {res['peak_mb']:.0f} MB, "
-          f"load average {res['load'][0]:.1f} -> {res['load'][1]:.1f}")
+    print(
+        f"\n## {name}: {run['file']}, {d:.0f} s audio, {run['segments']} segments, {run['speakers']} speakers; "
+        f"process wall {res['wall']:.1f} s, CPU {res['cpu']:.1f} s, peak {res['peak_mb']:.0f} MB, "
+        f"load average {res['load'][0]:.1f} -> {res['load'][1]:.1f}"
+    )
     print(f"{'probe':<46}{'calls':>7}{'wall s':>9}{'CPU s':>9}{'RTF':>8}{'CPU RTF':>9}")
     for label, t in res["probes"].items():
         print(f"{label:<46}{t['calls']:>7}{t['wall']:>9.2f}{t['cpu']:>9.2f}{t['wall'] / d:>8.3f}{t['cpu'] / d:>9.3f}")

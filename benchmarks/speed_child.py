@@ -36,8 +36,15 @@ def pipeline(out_dir: str, files: list[str]) -> dict:
         r = annotator.annotate(f)
         if not r.ok:
             raise SystemExit(f"{f}: {r.error}")
-        runs.append({"file": Path(f).name, "duration": r.duration, "timings": r.timings, "segments": len(r.records),
-                     "speakers": len({x.speaker_id for x in r.records})})
+        runs.append(
+            {
+                "file": Path(f).name,
+                "duration": r.duration,
+                "timings": r.timings,
+                "segments": len(r.records),
+                "speakers": len({x.speaker_id for x in r.records}),
+            }
+        )
     annotator.close()
     return {"runs": runs, "probes": speed_probe.report()}
 
@@ -64,8 +71,9 @@ def main() -> None:
     w, c = time.perf_counter(), time.process_time()
     load0 = os.getloadavg()[0]
     res = pipeline(arg, files) if mode == "pipeline" else bare(int(arg), files)
-    res.update(wall=time.perf_counter() - w, cpu=time.process_time() - c, peak_mb=_peak_mb(),
-               load=[load0, os.getloadavg()[0]])
+    res.update(
+        wall=time.perf_counter() - w, cpu=time.process_time() - c, peak_mb=_peak_mb(), load=[load0, os.getloadavg()[0]]
+    )
     print(json.dumps(res))
 
 

@@ -76,8 +76,15 @@ def _timed(fn, label: str):
 
 
 # Imported first so that their by-name imports of probed functions get replaced too.
-_CALLERS = ("speechannotator.frontend.timeline", "speechannotator.frontend.diarize", "speechannotator.priors.spans", "speechannotator.frontend.transcribe",
-            "speechannotator.priors.extract", "speechannotator.priors.scene", "speechannotator.pipeline")
+_CALLERS = (
+    "speechannotator.frontend.timeline",
+    "speechannotator.frontend.diarize",
+    "speechannotator.priors.spans",
+    "speechannotator.frontend.transcribe",
+    "speechannotator.priors.extract",
+    "speechannotator.priors.scene",
+    "speechannotator.pipeline",
+)
 
 
 def install() -> None:

@@ -63,7 +63,7 @@ def _join(pieces: list[np.ndarray], rng: np.random.Generator, pause: tuple[float
 
 
 def _zh(a: float, b: float) -> np.ndarray:
-    return mandarin_lecture()[int(a * SR): int(b * SR)]
+    return mandarin_lecture()[int(a * SR) : int(b * SR)]
 
 
 def _write(name: str, x: np.ndarray) -> Path:
@@ -127,10 +127,10 @@ def mostly_silent(seconds: float = 300.0, speech_at: float = 150.0) -> Path:
     spec = np.fft.rfft(noise)
     spec[1:] /= np.sqrt(np.arange(1, len(spec)))
     noise = np.fft.irfft(spec, len(noise))
-    y = (noise / np.sqrt(np.mean(noise ** 2)) * 10 ** (-66 / 20)).astype(np.float32)
+    y = (noise / np.sqrt(np.mean(noise**2)) * 10 ** (-66 / 20)).astype(np.float32)
     x = _lv(1)  # "he was not an ill disposed young man", 3.0 s
     a = int(speech_at * SR)
-    y[a: a + len(x)] += x
+    y[a : a + len(x)] += x
     return _write(name, y)
 
 

@@ -1,9 +1,9 @@
 """Enhancement and the whole-stretch extractors run on the speech spans only."""
 
+import corpus as C
 import numpy as np
 import pytest
 
-import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
 from speechannotator.records import Segment
@@ -12,7 +12,9 @@ SR = 16000
 
 
 def _audio(x):
-    return Audio(samples=np.asarray(x, np.float32), sample_rate=SR, path="<t>", original_sample_rate=SR, original_channels=1)
+    return Audio(
+        samples=np.asarray(x, np.float32), sample_rate=SR, path="<t>", original_sample_rate=SR, original_channels=1
+    )
 
 
 def test_speech_spans_widen_clip_and_merge():
@@ -29,7 +31,7 @@ def faint_room_with_one_utterance():
     rng = np.random.default_rng(0)
     y = np.zeros(20 * SR, np.float32)
     a = 8 * SR
-    y[a: a + len(x)] += x
+    y[a : a + len(x)] += x
     return C.mix(y, C.noise("pink", len(y), rng), 10), a, a + len(x)
 
 
@@ -47,9 +49,9 @@ def test_span_enhancement_aligns_with_whole_recording(faint_room_with_one_uttera
     # Inside the segment the span's output matches enhancing the whole file: same alignment
     # (no delay) and within -20 dB of it (measured -30 dB).
     d = whole[a:b] - part[a:b]
-    assert 10 * np.log10(np.sum(d ** 2) / np.sum(whole[a:b] ** 2)) < -20
+    assert 10 * np.log10(np.sum(d**2) / np.sum(whole[a:b] ** 2)) < -20
     assert np.corrcoef(whole[a:b], part[a:b])[0, 1] > 0.99
-    assert np.std(part[:i]) > 3 * np.std(part[a - SR // 2: a])  # the noise before speech was removed
+    assert np.std(part[:i]) > 3 * np.std(part[a - SR // 2 : a])  # the noise before speech was removed
 
 
 def test_mostly_silent_recording_processes_only_the_speech(faint_room_with_one_utterance):
@@ -78,7 +80,7 @@ def test_snr_gate_leaves_clean_speech_and_enhances_noisy_speech(faint_room_with_
     y, a, b = faint_room_with_one_utterance
     x = C.espeak(C.TEXTS[0], "en-us+f2", 65)  # a formant synthesizer: pauses at digital silence
     clean = np.zeros(len(x) + 4 * SR, np.float32)
-    clean[2 * SR: 2 * SR + len(x)] = x
+    clean[2 * SR : 2 * SR + len(x)] = x
     seg = [(2.0, 2.0 + len(x) / SR)]
     assert speech_snr_db(y[a:b]) < 15 < 30 < speech_snr_db(x)
     gated = PriorsWork()
@@ -102,7 +104,9 @@ def test_pipeline_priors_stage_works_on_the_speech_spans(tmp_path, faint_room_wi
     x = np.concatenate([y * 0.05, np.zeros(20 * SR, np.float32)])
     x[a:b] = y[a:b]
     sf.write(tmp_path / "quiet.wav", x, SR)
-    ref = [{"session_id": "quiet", "speaker": "A", "start_time": a / SR, "end_time": b / SR, "words": C.librivox()[1][1]}]
+    ref = [
+        {"session_id": "quiet", "speaker": "A", "start_time": a / SR, "end_time": b / SR, "words": C.librivox()[1][1]}
+    ]
     (tmp_path / "quiet.seglst.json").write_text(json.dumps(ref))
     annotator = Annotator(tmp_path / "out")
     try:

@@ -269,7 +269,8 @@ def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evide
         return out
     budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
     spk_scores: dict[str, dict[str, float]] = {}
-    single: dict[str, dict[str, float]] = {}  # segment key -> its speaker window's score, when that was this segment alone
+    # segment key -> its speaker's window score, where that window was this segment alone
+    single: dict[str, dict[str, float]] = {}
     for spk, segs in sorted(by_spk.items(), key=lambda kv: -sum(x.duration for x in kv[1])):
         parts, total, used = [], 0.0, []
         for seg in sorted(segs, key=lambda x: -x.duration):  # longest segments first, up to one window

@@ -73,7 +73,8 @@ def aed_frame_probs(samples: np.ndarray, spans: list[tuple[float, float]] | None
             p = np.asarray(aed.detect_probs(chunk), dtype=np.float32).reshape(-1, 3)
             done += len(chunk)
             if len(p) < want:  # pad the model's last partial frame
-                p = np.concatenate([p, np.repeat(p[-1:], want - len(p), axis=0)]) if len(p) else np.zeros((want, 3), np.float32)
+                pad = np.repeat(p[-1:], want - len(p), axis=0) if len(p) else np.zeros((want, 3), np.float32)
+                p = np.concatenate([p, pad])
             probs[f : f + want] = p[:want]
     return FrameProbs(probs, processed_s=done / SR)
 

@@ -49,13 +49,18 @@ def _clean(samples: np.ndarray, span: tuple[float, float], segments: list[tuple[
     """Whether every segment of the span (the span itself without segments) measures clean."""
     a, b = span
     parts = [(x, y) for x, y in segments if x < b and y > a] or [span]
-    snrs = [speech_snr_db(samples[max(0, int(round(x * SR))): int(round(y * SR))]) for x, y in parts]
+    snrs = [speech_snr_db(samples[max(0, int(round(x * SR))) : int(round(y * SR))]) for x, y in parts]
     known = [v for v in snrs if v is not None]
     return bool(known) and len(known) == len(snrs) and min(known) >= gate
 
 
-def enhance_speech(audio: Audio, segments: list[tuple[float, float]], settings: PriorsSettings,
-                   work: PriorsWork, spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+def enhance_speech(
+    audio: Audio,
+    segments: list[tuple[float, float]],
+    settings: PriorsSettings,
+    work: PriorsWork,
+    spans: list[tuple[float, float]] | None = None,
+) -> np.ndarray:
     """Stage 2 on the speech spans of ``segments`` (seconds): the enhanced waveform, full length."""
     if not settings.enhance:
         return np.array(audio.samples, dtype=np.float32, copy=True)
