@@ -140,6 +140,10 @@ class PriorsSettings(_Section):
     enhancer_model_path: str | None = None
     # Attenuation limit of DeepFilterNet in dB (100 = unlimited).
     enhancer_atten_lim_db: float = 100.0
+    # Speech spans whose segments already measure at least this speech-to-floor ratio (dB,
+    # priors/spans.py speech_snr_db) are not enhanced: from there on DeepFilterNet moves the
+    # statistics away from the clean truth (docs/speed.md). None enhances every span.
+    enhance_gate_snr_db: float | None = 30.0
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).

@@ -5,13 +5,16 @@ the original audio (denoising before Whisper raised CER in docs/models.md's meas
 DeepFilterNet3 runs at 48 kHz in 480-sample hops through the Rust C API; we stream the
 recording through it in blocks (soxr streaming resamplers) so memory stays bounded, and
 remove the model's fixed delay so the output aligns sample-for-sample with the input.
-If the model cannot load, enhance() logs one warning and returns the original samples.
+Only the speech spans (segments with margins, ``speech_spans``) are enhanced; elsewhere the
+output is the original. If the model cannot load, enhance() logs one warning and returns the
+original samples.
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -25,6 +28,13 @@ DF_SR = 48000
 # (measured by cross-correlation in tests/priors/test_enhance.py).
 DF_DELAY_48K = 1440
 _BLOCK_S = 10.0
+# Speech spans: segments widened by these margins (seconds). The lead lets DeepFilterNet's
+# running normalisation (time constant about 1 s) settle on the stretch's own background
+# before the speech; spans closer than SPAN_JOIN_S are enhanced as one (a gap that short
+# costs less than priming a new span).
+SPAN_LEAD_S = 1.0
+SPAN_TAIL_S = 0.3
+SPAN_JOIN_S = 1.0
 _FP = ctypes.POINTER(ctypes.c_float)
 
 
@@ -115,26 +125,75 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
-def enhance(audio: Audio, settings: PriorsSettings | None = None) -> np.ndarray:
-    """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
+def speech_spans(
+    segments: Iterable[tuple[float, float]], duration: float, *, lead: float = SPAN_LEAD_S, tail: float = SPAN_TAIL_S,
+    join: float = SPAN_JOIN_S,
+) -> list[tuple[float, float]]:
+    """The (start, end) seconds to enhance: segments widened by the margins, clipped to the
+    recording, sorted, with spans that overlap or lie within ``join`` of each other merged."""
+    spans: list[tuple[float, float]] = []
+    for a, b in sorted((max(0.0, a - lead), min(duration, b + tail)) for a, b in segments):
+        if b <= a:
+            continue
+        if spans and a - spans[-1][1] <= join:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    return spans
 
-    ``settings`` is ``Config.priors`` (defaults when None). With enhancement switched off, or
-    when the model cannot load, the original samples are returned (a copy) after one logged warning.
+
+class Enhancer:
+    """Stage 2 for one recording: enhanced speech spans, the original samples elsewhere.
+
+    One DeepFilterNet state serves all spans of the recording (each span is primed afresh, see
+    ``DeepFilterNet.enhance16``); a new state per recording keeps every recording's output
+    independent of what the process enhanced before (reruns and resumes stay byte-identical).
+    The model loads only when a span is given. ``processed_s`` counts the seconds of audio that
+    went through it. Which spans need enhancing is decided above (``priors.spans``).
     """
-    s = settings or PriorsSettings()
-    samples = np.asarray(audio.samples, dtype=np.float32)
-    if not s.enhance or s.enhancer in ("none", ""):
-        return samples.copy()
-    if s.enhancer != "deepfilternet":
-        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
-                    "original audio", s.enhancer)
-        return samples.copy()
-    try:
-        model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
-    except EnhancerUnavailable as exc:
-        log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
-        return samples.copy()
-    try:
-        return model.enhance16(samples)
-    finally:
-        model.close()
+
+    def __init__(self, settings: PriorsSettings | None = None) -> None:
+        self.settings = settings or PriorsSettings()
+        self.processed_s = 0.0
+
+    def __call__(self, audio: Audio, spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+        """The 16 kHz enhanced waveform, same length as ``audio.samples``.
+
+        ``spans`` (seconds) limits the work to those stretches (``speech_spans``); None
+        enhances the whole recording. Outside the spans, and when enhancement is off or the
+        model cannot load, the output holds the original samples.
+        """
+        out = np.array(audio.samples, dtype=np.float32, copy=True)
+        spans = [(a, b) for a, b in ([(0.0, audio.duration)] if spans is None else spans) if b > a]
+        s = self.settings
+        if not spans or not s.enhance or s.enhancer in ("none", ""):
+            return out
+        if s.enhancer != "deepfilternet":
+            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
+                        "original audio", s.enhancer)
+            return out
+        try:
+            model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
+        except EnhancerUnavailable as exc:
+            log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
+            return out
+        sr = audio.sample_rate
+        try:
+            for a, b in spans:
+                i, j = max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))
+                if j - i < int(0.05 * sr):
+                    continue
+                out[i:j] = model.enhance16(out[i:j])
+                self.processed_s += (j - i) / sr
+        finally:
+            model.close()
+        return out
+
+
+def enhance(audio: Audio, settings: PriorsSettings | None = None,
+            spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+    """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples`` (see ``Enhancer``).
+
+    ``settings`` is ``Config.priors`` (defaults when None).
+    """
+    return Enhancer(settings)(audio, spans)

@@ -113,27 +113,29 @@ def run_timeline(ctx: StageContext) -> None:
 
 
 def run_priors(ctx: StageContext) -> None:
-    """Stages 2 and 7: enhancement feeds the acoustic statistics of the prior extractors."""
+    """Stages 2 and 7 on the speech spans: enhancement feeds the acoustic statistics of the extractors."""
     from .priors import extract_priors
+    from .priors.spans import PriorsWork, enhance_speech
 
     store, rec, cfg = ctx.store, ctx.rec, ctx.config
     segments = store.segments(rec)
     evidence = []
+    work = PriorsWork()
     if cfg.agents.priors and segments:
         enhanced = None
         if cfg.priors.enhance:
-            from .enhance import enhance
-
             t = time.perf_counter()
-            enhanced = enhance(ctx.audio, cfg.priors)
+            enhanced = enhance_speech(ctx.audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
         t = time.perf_counter()
         evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, settings=cfg.priors,
-                                  calibration=cfg.calibration)
+                                  calibration=cfg.calibration, work=work)
         ctx.timings["extract_priors"] = time.perf_counter() - t
+    info = {"count": len(evidence), "ablated": not cfg.agents.priors, "speech_spans_s": round(work.spans_s, 3),
+            "enhanced_s": round(work.enhanced_s, 3), "gated_s": round(work.gated_s, 3), "aed_s": round(work.aed_s, 3)}
     with store.transaction() as c:
         store.write_evidence(c, rec, evidence)
-        store.mark_stage(c, rec, StageName.PRIORS, {"count": len(evidence), "ablated": not cfg.agents.priors})
+        store.mark_stage(c, rec, StageName.PRIORS, info)
 
 
 @dataclass(frozen=True)

