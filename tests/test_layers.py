@@ -20,9 +20,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("stages",),  # stage names and the context a stage function receives
     ("enhance",),  # stage 2
     ("frontend", "priors"),  # stages 3-6; stage 7
+    ("servers",),  # local OpenAI-compatible model servers (llama.cpp, Whisper) the agents may start
     ("agents",),  # stages 8-10 and their backends
     ("output",),  # stages 11-12
-    ("pipeline", "servers"),  # the stage table and driver; local model servers
+    ("pipeline",),  # the stage table and driver
     ("",),  # the public API (speechannotator/__init__.py)
     ("evaluation", "viewer"),  # SA-Eval and the bench runner, which drives the public API; the review page
     ("cli",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -70,7 +71,20 @@ CONFIG_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
     "review": ("agents.review", {}),
     "context": ("agents.context", {}),
     "priors": ("agents.priors", {}),
+    "llm": ("agents.backend", {}),  # its value also names the local model: see FLAG_VALUES
 }
+
+
+def llm_choice(value: str) -> dict[str, Any]:
+    """``--llm rules|local[:0.5b|:1.5b]`` as the config fields it sets."""
+    kind, _, size = value.partition(":")
+    if kind not in ("rules", "local") or (kind == "rules" and size) or (size and size not in ("0.5b", "1.5b")):
+        raise ValueError(f"{value!r}: expected rules, local, local:0.5b or local:1.5b")
+    return {"agents.backend": kind, **({"local_llm.model": size or "auto"} if kind == "local" else {})}
+
+
+# Flags whose one value sets several fields: name -> function of the value giving {field: value}.
+FLAG_VALUES: dict[str, Callable[[Any], dict[str, Any]]] = {"llm": llm_choice}
 
 
 def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +94,8 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         field, implied = CONFIG_FLAGS[name]
-        for path, v in {**implied, field: value}.items():
+        values = FLAG_VALUES[name](value) if name in FLAG_VALUES else {field: value}
+        for path, v in {**implied, **values}.items():
             *sections, leaf = path.split(".")
             node = over
             for section in sections:
@@ -125,25 +140,21 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 @click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def annotate(paths, out_dir, config_path, timeline, show, quiet, llm, **flags):
+def annotate(paths, out_dir, config_path, timeline, show, quiet, **flags):
     """Annotate recordings (files or folders) into OUT/<stem>.json."""
     from tqdm import tqdm
 
     from .output.table import render
     from .pipeline import Annotator, OutputError
 
-    over = config_overrides(flags)
-    if llm is not None:
-        kind, _, size = llm.partition(":")
-        if kind not in ("rules", "local") or (kind == "rules" and size) or (size and size not in ("0.5b", "1.5b")):
-            _fail("--llm", f"{llm!r}: expected rules, local, local:0.5b or local:1.5b")
-            sys.exit(2)
-        if kind == "local" and (flags.get("llm_url") or flags.get("llm_model")):
-            _fail("--llm", "choose either --llm local or --llm-url, not both")
-            sys.exit(2)
-        over.setdefault("agents", {})["backend"] = kind
-        if kind == "local":
-            over.setdefault("local_llm", {})["model"] = size or "auto"
+    if (flags.get("llm") or "").startswith("local") and (flags.get("llm_url") or flags.get("llm_model")):
+        _fail("--llm", "choose either --llm local or --llm-url, not both")
+        sys.exit(2)
+    try:
+        over = config_overrides(flags)
+    except ValueError as exc:
+        _fail("--llm", str(exc))
+        sys.exit(2)
     try:
         config = load_config(config_path, over)
     except Exception as exc:  # pydantic / TOML errors: one line

@@ -4,7 +4,7 @@ from agents_helpers import REC, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
-from speechannotator.agents.routed import RoutedBackend
+from speechannotator.agents.openai.routed import RoutedBackend
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.records import Prediction
 

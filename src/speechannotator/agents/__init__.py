@@ -53,7 +53,7 @@ def make_backend(config: Config) -> Backend:
         llm = OpenAIBackend.from_config(config, fallback=RulesBackend(config.calibration))
     if set(fields) == set(LABELED_FIELDS) and not config.agents.llm_review and config.agents.backend != "local":
         return llm
-    from .routed import RoutedBackend
+    from .openai.routed import RoutedBackend
 
     return RoutedBackend(llm, RulesBackend(config.calibration), fields, llm_review=config.agents.llm_review,
                          compact=config.agents.backend == "local")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..records import Evidence, Prediction, Verdict
-from .backend import Backend, ComposeTask, LabelTask, ReviewTask
-from .openai.backend import OpenAIBackend, citable
-from .openai.prompts import evidence_json
+from ...records import Evidence, Prediction, Verdict
+from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
+from .backend import OpenAIBackend, citable
+from .prompts import evidence_json
 
 # Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
 COMPOSE_EVIDENCE = frozenset(
