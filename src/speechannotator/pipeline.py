@@ -58,6 +58,7 @@ def label_language(segments: list[Segment], forced: str = "auto") -> str:
 
 
 def _write_json_atomic(path: Path, records: list[SegmentRecord]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)  # readers never see a half-written file
@@ -145,8 +146,13 @@ class Annotator:
         timeline: str | Path | None = None,
         rec: str | None = None,
         on_stage: Callable[[str], None] | None = None,
+        load: Callable[[], Audio] | None = None,
     ) -> AnnotationResult:
-        """Annotate one recording; errors are returned in the result, never raised."""
+        """Annotate one recording; errors are returned in the result, never raised.
+
+        `rec` (default: the file stem) names the output, OUT/<rec>.json, and may hold folders;
+        `load` replaces reading `path` (a corpus item stored in a dataset or cut from a longer file).
+        """
         from . import agents
         from .output.finalize import finalize
 
@@ -159,7 +165,7 @@ class Annotator:
         t0 = time.perf_counter()
         try:
             notify("load")
-            audio = load_audio(path)
+            audio = load() if load is not None else load_audio(path)
             result.duration = audio.duration
             result.timings["load"] = time.perf_counter() - t0
             fp = self._fingerprint(audio, timeline_path)
