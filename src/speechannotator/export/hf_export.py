@@ -29,13 +29,13 @@ def export_hf(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -
             row["confidence"] = json.dumps(row["confidence"], sort_keys=True)  # fields differ per segment
             rows.append({"audio": {"bytes": buf.getvalue(), "path": f"{seg.uid}.wav"}, **row})
     if rows:
-        columns = {k: [r[k] for r in rows] for k in rows[0]}
-        inferred = datasets.Dataset.from_dict({k: v for k, v in columns.items() if k != "audio"}).features
-        features = datasets.Features({"audio": datasets.Audio(), **inferred})
+        ds = datasets.Dataset.from_dict({k: [r[k] for r in rows] for k in rows[0]})
     else:  # every segment filtered out: an empty dataset, still loadable
-        columns = {"audio": [], "id": []}
-        features = datasets.Features({"audio": datasets.Audio(), "id": datasets.Value("string")})
-    ds = datasets.Dataset.from_dict(columns, features=features)
+        ds = datasets.Dataset.from_dict({"audio": [], "id": []}, features=datasets.Features(
+            {"audio": {"bytes": datasets.Value("binary"), "path": datasets.Value("string")}, "id": datasets.Value("string")}))
+    # Casting the {bytes, path} column (rather than encoding rows) needs no audio codec here; readers
+    # decode with datasets' own backend, or read the bytes with Audio(decode=False).
+    ds = ds.cast_column("audio", datasets.Audio())
     if dest.exists():
         shutil.rmtree(dest)  # save_to_disk refuses to overwrite a dataset in place
     ds.save_to_disk(str(dest))
