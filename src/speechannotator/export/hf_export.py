@@ -38,5 +38,6 @@ def export_hf(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -
     ds = ds.cast_column("audio", datasets.Audio())
     if dest.exists():
         shutil.rmtree(dest)  # save_to_disk refuses to overwrite a dataset in place
-    ds.save_to_disk(str(dest))
+    # An empty dataset still needs one shard for load_from_disk to open it.
+    ds.save_to_disk(str(dest), num_shards=None if len(ds) else 1)
     return dest
