@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import resource
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -15,6 +17,10 @@ from ..pipeline import Annotator
 log = logging.getLogger("speechannotator.engine")
 
 
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux: KiB
+
+
 @dataclass
 class ItemResult:
     id: str
@@ -23,6 +29,8 @@ class ItemResult:
     duration: float = 0.0  # audio seconds (0 when the audio could not be loaded)
     segments: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    worker: int = 0  # the process that annotated it
+    peak_mb: float = 0.0  # that process's peak resident memory so far
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,4 +84,4 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
     timings = {k: round(v, 3) for k, v in res.timings.items()}
     timings["wall"] = round(time.perf_counter() - t0, 3)
     return ItemResult(id=item.id, status=status, error=error, duration=round(res.duration, 3),
-                      segments=len(res.records), timings=timings)
+                      segments=len(res.records), timings=timings, worker=os.getpid(), peak_mb=_peak_mb())
