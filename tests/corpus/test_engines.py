@@ -53,15 +53,23 @@ def _complete(db: Path) -> list[tuple[str, float]]:
         return []
 
 
-@pytest.mark.parametrize("engine", ["local", "ray"])
-def test_kill_9_and_rerun_loses_nothing_and_does_nothing_twice(ray_runtime, tmp_path, engine):
-    manifest = timeline_manifest(tmp_path / "c", 5)
+@pytest.fixture(scope="module")
+def kill_corpus(tmp_path_factory):
+    """Five recordings on reference timelines plus a missing one, and their uninterrupted local run."""
+    root = tmp_path_factory.mktemp("kill")
+    manifest = timeline_manifest(root / "c", 5)
     with manifest.open("a") as f:  # a recording that fails: recorded with its cause, the rest go on
         f.write(json.dumps({"audio_filepath": "missing.wav", "id": "gone"}) + "\n")
-    settings = _settings(tmp_path)
-    ref = tmp_path / "ref"
+    settings = _settings(root)
+    ref = root / "ref"
     ref_summary = annotate_corpus([manifest], ref, load_config(settings))
     assert len(ref_summary.done) == 5 and list(ref_summary.failed) == ["gone"]
+    return manifest, settings, ref
+
+
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_kill_9_and_rerun_loses_nothing_and_does_nothing_twice(ray_runtime, kill_corpus, tmp_path, engine):
+    manifest, settings, ref = kill_corpus
 
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "speechannotator.cli", "annotate", str(manifest), "-o", str(out), "-q", "--no-print",

@@ -51,9 +51,12 @@ def _same_threads_as_a_plain_process() -> None:
 class _AnnotateBatch:
     """A Ray Data actor: one Annotator for its lifetime, one recording per batch."""
 
-    def __init__(self, out_dir: str, config_json: str):
+    def __init__(self, out_dir: str, config_json: str, log_level: int = logging.WARNING):
         from ..pipeline import Annotator
 
+        # Per-stage lines (-v) reach the driver through Ray's forwarding of worker output.
+        logging.basicConfig(level=log_level, format="%(levelname)s %(name)s: %(message)s")
+        log.setLevel(log_level)
         _same_threads_as_a_plain_process()
 
         self.annotator = Annotator(out_dir, Config.model_validate_json(config_json))
@@ -133,7 +136,8 @@ def run_ray(
             batch_size=1,
             batch_format="numpy",
             compute=ActorPoolStrategy(size=workers),
-            fn_constructor_kwargs={"out_dir": str(out), "config_json": config.model_dump_json()},
+            fn_constructor_kwargs={"out_dir": str(out), "config_json": config.model_dump_json(),
+                                   "log_level": log.getEffectiveLevel()},
             num_cpus=cpus,
             num_gpus=gpus,
         )
