@@ -202,3 +202,19 @@ def test_every_format_is_exported_by_the_cli(annotated, tmp_path):
     bad = CliRunner().invoke(main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "x"),
                                     "--min-confidence", "gender"])
     assert bad.exit_code != 0 and "FIELD=VALUE" in bad.output
+
+
+def test_annotate_export_flag_writes_the_export_after_the_run(tmp_path):
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    manifest = timeline_manifest(tmp_path / "c", 2)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["annotate", str(manifest), "-o", str(out), "-q", "--no-print", "--no-priors",
+                                    "--export", "jsonl", "--export", "rttm"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (out / "exports" / "jsonl" / "segments.jsonl").read_text().splitlines()]
+    assert [r["recording"] for r in rows] == ["audio/a/x", "audio/b/x"]
+    assert (out / "exports" / "rttm" / "corpus.rttm").read_text().count("SPEAKER") == 2
+    assert json.loads((out / "summary.json").read_text())["done"] == ["audio/a/x", "audio/b/x"]
