@@ -109,8 +109,13 @@ def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers
             click.echo(render([SegmentRecord.model_validate(d) for d in data], title=title))
 
     ray_opts = RayOptions(address=ray_address, workers=workers)
-    summary = annotate_corpus(list(paths), out_dir, config, engine=engine, timeline=timeline, ray_options=ray_opts,
-                              progress=not quiet, on_result=report)
+    try:
+        summary = annotate_corpus(list(paths), out_dir, config, engine=engine, timeline=timeline,
+                                  ray_options=ray_opts, progress=not quiet, on_result=report)
+    except (ConnectionError, RuntimeError, OSError) as exc:  # the engine itself (Ray unreachable, OUT unwritable)
+        logging.getLogger("speechannotator").debug("corpus run failed", exc_info=True)
+        _fail(out_dir if not ray_address else ray_address, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
+        sys.exit(1)
     total = len(summary.done) + len(summary.skipped) + len(summary.failed)
     if total == 0:
         _fail(", ".join(map(str, paths)), "no audio files found")

@@ -10,10 +10,12 @@ import io
 import json
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..audio import Audio, AudioError, audio_from_array, load_audio
+import numpy as np
+
+from ..audio import Audio, AudioError, _decode, audio_from_array, load_audio
 
 RESERVED_IDS = frozenset({"summary", "corpus"})  # OUT/summary.json and OUT/corpus.jsonl
 
@@ -119,3 +121,21 @@ def load_item_audio(item: CorpusItem) -> Audio:
     if item.offset or item.span is not None:
         return _load_span(item)
     return load_audio(item.path)
+
+
+def load_item_native(item: CorpusItem) -> tuple[np.ndarray, int]:
+    """The item's audio down-mixed to mono at its own sample rate (for exports at the source rate)."""
+    import soundfile as sf
+
+    if item.kind == "hf":
+        cell = _hf_dataset(item.path, item.split, item.column or "audio")[int(item.index or 0)][item.column or "audio"]
+        if cell.get("bytes"):
+            data, sr = sf.read(io.BytesIO(cell["bytes"]), dtype="float32", always_2d=True)
+        else:
+            data, sr = _decode(Path(cell["path"]))
+    else:
+        data, sr = _decode(Path(item.path))
+    mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+    a = int(round(item.offset * sr))
+    b = len(mono) if item.span is None else a + int(round(item.span * sr))
+    return np.clip(mono[a:b], -1.0, 1.0).astype(np.float32), int(sr)
