@@ -108,7 +108,8 @@ def main() -> None:
                 "peak_mb_per_worker": max(peaks.values()), "workers_seen": len(peaks), "same_as_local": same,
             })
             print(json.dumps(rows[-1]))
-    print(f"\n{'engine':<8}{'workers':>8}{'wall s':>9}{'audio-h/h':>11}{'audio-h/CPU-h':>15}{'peak MB/worker':>16}  same as local")
+    print(f"\n{'engine':<8}{'workers':>8}{'wall s':>9}{'audio-h/h':>11}{'audio-h/CPU-h':>15}"
+          f"{'peak MB/worker':>16}  same as local")
     for r in rows:
         same = "-" if r["same_as_local"] is None else ("yes" if r["same_as_local"] else "NO")
         print(f"{r['engine']:<8}{r['workers']:>8}{r['wall_s']:>9.1f}{r['audio_h_per_h']:>11.2f}"

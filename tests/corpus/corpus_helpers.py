@@ -29,7 +29,8 @@ def write_timeline(path: Path, rec: str, x: np.ndarray, text: str = "speech") ->
     """A one-speaker reference timeline (SegLST) over the voiced part of `x`."""
     voiced = np.flatnonzero(np.abs(x) > 0.01)
     start, end = round(voiced[0] / SR, 2), round(voiced[-1] / SR, 2)
-    path.write_text(json.dumps([{"session_id": rec, "speaker": "A", "start_time": start, "end_time": end, "words": text}]))
+    seg = {"session_id": rec, "speaker": "A", "start_time": start, "end_time": end, "words": text}
+    path.write_text(json.dumps([seg]))
     return path
 
 

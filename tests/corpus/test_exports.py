@@ -33,7 +33,8 @@ def annotated(tmp_path_factory):
     seg = json.loads(tl.read_text())[0]
     mid = round((seg["start_time"] + seg["end_time"]) / 2, 2)
     tl.write_text(json.dumps([{**seg, "end_time": mid, "words": "Hello there,"},
-                              {**seg, "speaker": "B", "start_time": mid, "words": "this is the first short recording."}]))
+                              {**seg, "speaker": "B", "start_time": mid,
+                               "words": "this is the first short recording."}]))
     # A cut out of a 48 kHz stereo file (source rate exports keep 48 kHz).
     import soxr
 
@@ -174,7 +175,8 @@ def test_filters(annotated, tmp_path):
     assert count(speakers=frozenset({"audio/a/x:spk_01"})) == 1
     # Confidence bounds read the state's latest predictions.
     with sqlite3.connect(annotated / "state.sqlite") as c:
-        rows = c.execute("SELECT rec, key, round, data FROM predictions WHERE field='emotion' ORDER BY round").fetchall()
+        sql = "SELECT rec, key, round, data FROM predictions WHERE field='emotion' ORDER BY round"
+        rows = c.execute(sql).fetchall()
     latest = {}
     for rec, key, _, data in rows:
         latest[(rec, key)] = json.loads(data)["confidence"]

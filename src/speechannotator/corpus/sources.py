@@ -208,7 +208,8 @@ def _kind(path: Path) -> str:
         first = _first_record(path)
         if first is not None and "audio_filepath" in first:
             return "manifest"
-        if first is not None and ("sources" in first or "recording" in first or first.get("type") in ("MonoCut", "MultiCut")):
+        lhotse_keys = "sources" in first or "recording" in first if first is not None else False
+        if first is not None and (lhotse_keys or first.get("type") in ("MonoCut", "MultiCut")):
             return "lhotse"
         if first is not None:
             return "unknown"
@@ -225,7 +226,8 @@ def read_corpus(inputs: list[str | Path], *, extensions: tuple[str, ...] = AUDIO
         kind = _kind(p) if p.exists() else "file"
         try:
             if kind == "folder":
-                loose += [(q, p.resolve()) for q in sorted(p.rglob("*")) if q.is_file() and q.suffix.lower() in extensions]
+                found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in extensions)
+                loose += [(q, p.resolve()) for q in found]
             elif kind == "manifest":
                 c, e = _from_manifest(p)
                 cands += c
@@ -239,7 +241,8 @@ def read_corpus(inputs: list[str | Path], *, extensions: tuple[str, ...] = AUDIO
                 cands += c
                 errors += e
             elif kind == "unknown":
-                errors.append((str(p), "a JSON manifest whose first record has neither audio_filepath nor Lhotse fields"))
+                cause = "a JSON manifest whose first record has neither audio_filepath nor Lhotse fields"
+                errors.append((str(p), cause))
             else:
                 loose.append((p, p.resolve().parent))
         except Exception as exc:  # an unreadable manifest: one line, the other inputs go on
@@ -287,7 +290,9 @@ def attach_timelines(corpus: Corpus, timeline: Path) -> Corpus:
             items.append(replace(item, timeline=str(timeline)))
             continue
         target = timeline / item.id
-        matches = sorted(q for q in target.parent.glob(f"{target.name}.*") if q.is_file()) if target.parent.is_dir() else []
+        matches = []
+        if target.parent.is_dir():
+            matches = sorted(q for q in target.parent.glob(f"{target.name}.*") if q.is_file())
         if not matches:
             stem = Path(item.id).name
             matches = sorted(q for q in timeline.iterdir() if q.is_file() and q.name.split(".")[0] == stem)

@@ -54,7 +54,8 @@ class CorpusProgress:
         else:
             eta = None
         total_h = f"/{self.total_audio_s / 3600:.3f}" if self.total_audio_s else ""
-        text = f"{self.audio_s / 3600:.3f}{total_h} audio-h, {rate:.1f} audio-h/h, ETA {_hms(eta) if eta is not None else '?'}"
+        eta_text = _hms(eta) if eta is not None else "?"
+        text = f"{self.audio_s / 3600:.3f}{total_h} audio-h, {rate:.1f} audio-h/h, ETA {eta_text}"
         self.bar.set_postfix_str(text, refresh=True)
 
     def close(self) -> None:

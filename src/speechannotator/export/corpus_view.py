@@ -86,7 +86,8 @@ class ExportRecording:
 def _item_for(rec: dict[str, Any], manifest: dict[str, CorpusItem]) -> CorpusItem:
     if rec["rec"] in manifest:
         return manifest[rec["rec"]]
-    return CorpusItem(id=rec["rec"], path=rec["path"], duration=rec["duration"])  # annotated by file, before corpus.jsonl
+    # Annotated before OUT/corpus.jsonl existed: the state knows the file.
+    return CorpusItem(id=rec["rec"], path=rec["path"], duration=rec["duration"])
 
 
 def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> list[ExportRecording]:
@@ -116,8 +117,8 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
                 seg = ExportSegment(rec=rec["rec"], index=i, key=key, record=d, confidence=conf.get(key, {}))
                 if filters.keeps(seg):
                     segs.append(seg)
-            view.append(ExportRecording(id=rec["rec"], item=_item_for(rec, manifest), duration=float(rec["duration"] or 0.0),
-                                        segments=segs))
+            view.append(ExportRecording(id=rec["rec"], item=_item_for(rec, manifest),
+                                        duration=float(rec["duration"] or 0.0), segments=segs))
     finally:
         store.close()
     return sorted(view, key=lambda r: r.id)

@@ -31,8 +31,9 @@ def export_hf(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -
     if rows:
         ds = datasets.Dataset.from_dict({k: [r[k] for r in rows] for k in rows[0]})
     else:  # every segment filtered out: an empty dataset, still loadable
-        ds = datasets.Dataset.from_dict({"audio": [], "id": []}, features=datasets.Features(
-            {"audio": {"bytes": datasets.Value("binary"), "path": datasets.Value("string")}, "id": datasets.Value("string")}))
+        cell = {"bytes": datasets.Value("binary"), "path": datasets.Value("string")}
+        features = datasets.Features({"audio": cell, "id": datasets.Value("string")})
+        ds = datasets.Dataset.from_dict({"audio": [], "id": []}, features=features)
     # Casting the {bytes, path} column (rather than encoding rows) needs no audio codec here; readers
     # decode with datasets' own backend, or read the bytes with Audio(decode=False).
     ds = ds.cast_column("audio", datasets.Audio())
