@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -37,27 +38,34 @@ class RayOptions:
     num_cpus: int | None = None  # CPUs of a local runtime started here (None: all)
 
 
-def _same_threads_as_a_plain_process() -> None:
-    """Ray sets OMP_NUM_THREADS to an actor's CPU share; models' float results depend on thread counts.
+def _threads_like_the_driver(omp_num_threads: str | None) -> None:
+    """Undo Ray's OMP_NUM_THREADS (an actor's CPU share) before any model library loads.
 
-    Actors use the thread counts a plain process on the node would (what the local engine uses),
-    so both engines give byte-identical outputs; `asr.cpu_threads` stays the user's to set.
+    Model results depend on it: faster-whisper decodes differently with OMP_NUM_THREADS=1 even at
+    the same cpu_threads. Actors therefore see what the driver's environment says (unset: the
+    libraries' own default), so the Ray engine writes the same bytes as the local one.
     """
-    import torch
+    if omp_num_threads is None:
+        os.environ.pop("OMP_NUM_THREADS", None)
+    else:
+        os.environ["OMP_NUM_THREADS"] = omp_num_threads
+    if "torch" in sys.modules:  # already read the variable: set its pool directly
+        import torch
 
-    torch.set_num_threads(len(os.sched_getaffinity(0)))
+        torch.set_num_threads(int(omp_num_threads) if omp_num_threads else len(os.sched_getaffinity(0)))
 
 
 class _AnnotateBatch:
     """A Ray Data actor: one Annotator for its lifetime, one recording per batch."""
 
-    def __init__(self, out_dir: str, config_json: str, log_level: int = logging.WARNING):
+    def __init__(self, out_dir: str, config_json: str, log_level: int = logging.WARNING,
+                 omp_num_threads: str | None = None):
+        _threads_like_the_driver(omp_num_threads)
         from ..pipeline import Annotator
 
         # Per-stage lines (-v) reach the driver through Ray's forwarding of worker output.
         logging.basicConfig(level=log_level, format="%(levelname)s %(name)s: %(message)s")
         log.setLevel(log_level)
-        _same_threads_as_a_plain_process()
 
         self.annotator = Annotator(out_dir, Config.model_validate_json(config_json))
 
@@ -137,7 +145,8 @@ def run_ray(
             batch_format="numpy",
             compute=ActorPoolStrategy(size=workers),
             fn_constructor_kwargs={"out_dir": str(out), "config_json": config.model_dump_json(),
-                                   "log_level": log.getEffectiveLevel()},
+                                   "log_level": log.getEffectiveLevel(),
+                                   "omp_num_threads": os.environ.get("OMP_NUM_THREADS")},
             num_cpus=cpus,
             num_gpus=gpus,
         )
