@@ -82,13 +82,15 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=3, help="turns per recording (about 4 s each)")
     ap.add_argument("--cpus", type=int, default=len(os.sched_getaffinity(0)), help="CPUs the runs may use")
     ap.add_argument("--workers", default="1,2", help="Ray pool sizes to measure")
+    ap.add_argument("--reference", type=Path, help="an earlier local run's OUT to compare with (skips the local run)")
     args = ap.parse_args()
     corpus, seconds = build_corpus(args.recordings, args.turns)
     print(f"corpus: {args.recordings} recordings, {seconds / 60:.1f} min of audio, {args.cpus} CPUs")
-    configs = [("local", 1)] + [("ray", int(w)) for w in args.workers.split(",")]
+    configs = [] if args.reference else [("local", 1)]
+    configs += [("ray", int(w)) for w in args.workers.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        ref = None
+        ref = outputs(args.reference) if args.reference else None
         for engine, workers in configs:
             out = Path(tmp) / f"{engine}{workers}"
             res = run(corpus, out, engine, workers, args.cpus)
