@@ -41,9 +41,10 @@ class RayOptions:
 def _threads_like_the_driver(omp_num_threads: str | None) -> None:
     """Undo Ray's OMP_NUM_THREADS (an actor's CPU share) before any model library loads.
 
-    Model results depend on it: faster-whisper decodes differently with OMP_NUM_THREADS=1 even at
-    the same cpu_threads. Actors therefore see what the driver's environment says (unset: the
-    libraries' own default), so the Ray engine writes the same bytes as the local one.
+    Model results depend on thread settings (faster-whisper decodes differently with
+    OMP_NUM_THREADS=1 at the same cpu_threads), so actors see what the driver's environment says
+    (unset: the libraries' own default), as the local engine does. Measured caveat (docs/scale.md):
+    Whisper inside a Ray worker still flipped near-tie tokens on 3 of 20 benchmark recordings.
     """
     if omp_num_threads is None:
         os.environ.pop("OMP_NUM_THREADS", None)
