@@ -7,13 +7,6 @@
 
 from __future__ import annotations
 
-import os as _os
-
-# Intel MKL (inside CTranslate2) may choose code paths by memory alignment unless asked for
-# reproducible results; without this, Whisper in a Ray worker flipped near-tie tokens against the
-# same decoding in a plain process. Set before any model library loads; a user's value wins.
-_os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
-
 from pathlib import Path
 from typing import TYPE_CHECKING
 

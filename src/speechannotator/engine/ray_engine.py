@@ -43,8 +43,8 @@ def _threads_like_the_driver(omp_num_threads: str | None) -> None:
 
     Model results depend on thread settings (faster-whisper decodes differently with
     OMP_NUM_THREADS=1 at the same cpu_threads), so actors see what the driver's environment says
-    (unset: the libraries' own default), as the local engine does. (MKL's reproducibility mode,
-    set in speechannotator/__init__.py, is the other half of byte-identical Ray results.)
+    (unset: the libraries' own default), as the local engine does. Measured caveat (docs/scale.md):
+    Whisper inside a Ray worker still flipped near-tie tokens on 3 of 20 benchmark recordings.
     """
     if omp_num_threads is None:
         os.environ.pop("OMP_NUM_THREADS", None)
