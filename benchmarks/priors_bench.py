@@ -27,15 +27,15 @@ warnings.simplefilter("ignore")
 import numpy as np  # noqa: E402
 
 import corpus as C  # noqa: E402
-from speechannotator.frontend.enhance import enhance  # noqa: E402
-from speechannotator.priors import calibration  # noqa: E402
+from speechannotator.enhance import enhance  # noqa: E402
+from speechannotator import calibration  # noqa: E402
 from speechannotator.priors.extract import extract_priors  # noqa: E402
-from speechannotator.priors.settings import PriorsSettings  # noqa: E402
+from speechannotator.config import PriorsSettings  # noqa: E402
 
 
 def run(clips, settings=None):
     audio, segs = C.recording(clips)
-    ev = extract_priors(audio, segs, config=settings or PriorsSettings())
+    ev = extract_priors(audio, segs, settings=settings or PriorsSettings())
     table = {(e.key, e.name): e.value for e in ev}
     return audio, segs, table
 
@@ -145,11 +145,11 @@ def bench_rtf() -> tuple[float, float, float, float]:
             t = C.TEXTS[i % 4]
             clips.append((C.espeak(t, "en-us+f2", 60), "B", t, "en"))
     audio, segs = C.recording(clips)
-    extract_priors(audio, segs[:1], enhanced=audio.samples, config=PriorsSettings())  # load models once
+    extract_priors(audio, segs[:1], enhanced=audio.samples, settings=PriorsSettings())  # load models once
     c0, t0 = time.process_time(), time.perf_counter()
     enh = enhance(audio, PriorsSettings())
     t1 = time.perf_counter()
-    extract_priors(audio, segs, enhanced=enh, config=PriorsSettings())
+    extract_priors(audio, segs, enhanced=enh, settings=PriorsSettings())
     c2, t2 = time.process_time(), time.perf_counter()
     d = audio.duration
     # CPU time is what the extractors cost; wall time also counts other processes' load.

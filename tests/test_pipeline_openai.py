@@ -27,6 +27,7 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
     try:
         result = annotator.annotate(ROOT / "examples" / "dialogue.flac", timeline=timeline)
         assert result.ok, result.error
+        assert result.config is config  # the result carries the settings it ran with
         stats = annotator.backend.stats.as_dict()
         store = annotator.store
         preds = store.predictions("dialogue", all_rounds=True)

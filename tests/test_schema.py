@@ -45,3 +45,12 @@ def test_validate_records_rejects_bad_order_and_keys():
         validate_records([rec, later])
     with pytest.raises(ValueError):
         validate_records([dict(rec, end_time=5)])
+
+
+def test_a_contract_admits_names_prefixes_and_scoped_aggregates():
+    from speechannotator.records import Contract
+
+    c = Contract("k", "pitch", "o", "f", ["pitch.", "gender.p_male"], [], ["segment", "speaker_history"], "")
+    assert c.admits("pitch.median_hz") and c.admits("gender.p_male") and not c.admits("gender.label")
+    assert not c.admits("pitchiness") and c.admits("speaker.pitch.median_hz")
+    assert not c.admits("recording.pitch.median_hz")  # the recording scope is not in this contract

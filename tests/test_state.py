@@ -88,3 +88,48 @@ def test_concurrent_writers(tmp_path):
     assert not errors
     with StateStore(path) as st:
         assert len(st.recordings()) == 4 and all(len(st.segments(f"r{i}")) == 4 for i in range(4))
+
+
+def test_label_language_is_kept_with_the_recording_and_reset_with_it(tmp_path):
+    with StateStore(tmp_path / "s.sqlite") as st:
+        st.begin_recording("r", "r.wav", "fp1")
+        with pytest.raises(ValueError, match="no label language"):
+            st.label_language("r")
+        with st.transaction() as c:
+            st.set_label_language(c, "r", "zh")
+        assert st.begin_recording("r", "r.wav", "fp1") is True and st.label_language("r") == "zh"
+        st.begin_recording("r", "r.wav", "fp2")  # new content or settings: chosen again
+        with pytest.raises(ValueError, match="no label language"):
+            st.label_language("r")
+        with pytest.raises(ValueError, match="'zh' or 'en'"), st.transaction() as c:
+            st.set_label_language(c, "r", "fr")
+
+
+def test_a_version_1_state_gains_the_label_language_column(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE recordings (rec TEXT PRIMARY KEY, path TEXT NOT NULL, fingerprint TEXT NOT NULL, "
+                    "duration REAL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', updated REAL NOT NULL)")
+        old.execute("INSERT INTO recordings VALUES ('r', 'r.wav', 'fp1', 1.0, 'running', '', 0)")
+    old.close()
+    with StateStore(path) as st:
+        assert st.begin_recording("r", "r.wav", "fp1") is True
+        with st.transaction() as c:
+            st.set_label_language(c, "r", "en")
+        assert st.label_language("r") == "en"
+
+
+def test_round_0_of_labeling_starts_over_and_a_plan_is_written_whole(tmp_path):
+    from speechannotator.records import Contract
+
+    with StateStore(tmp_path / "s.sqlite") as st:
+        st.begin_recording("r", "r.wav", "fp1")
+        with st.transaction() as c:
+            st.write_contracts(c, "r", [Contract("seg_00000", f, "o", "v", [], [], ["segment"], "") for f in ("a", "b")])
+            st.write_contracts(c, "r", [Contract("seg_00000", "a", "o", "v", [], [], ["segment"], "")])
+            st.write_predictions(c, "r", [Prediction("seg_00000", "a", "x", 0.5, [], round=0)])
+            st.write_verdicts(c, "r", [Verdict("seg_00000", "a", 0, False, "no", "redo")])
+        assert list(st.contracts("r")) == [("seg_00000", "a")]
+        with st.transaction() as c:
+            st.clear_predictions(c, "r")
+        assert st.predictions("r") == {} and st.verdicts("r") == {}

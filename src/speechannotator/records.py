@@ -103,6 +103,22 @@ class Contract:
     conflict_rule: str
     context: dict[str, Any] = field(default_factory=dict)
 
+    def admits(self, name: str) -> bool:
+        """Whether this contract lets its field use the evidence called ``name``.
+
+        The one admission rule both backends and the context builder apply: an admissible entry
+        is an evidence name or a prefix ending in "." ("pitch." admits every pitch statistic). A
+        speaker aggregate ("speaker.<name>") also needs the speaker_history scope, a recording
+        statistic ("recording.<name>") the recording scope.
+        """
+        for prefix, scope in (("speaker.", "speaker_history"), ("recording.", "recording")):
+            if name.startswith(prefix):
+                if scope not in self.context_scope:
+                    return False
+                name = name[len(prefix):]
+                break
+        return any(name == p or (p.endswith(".") and name.startswith(p)) for p in self.admissible_evidence)
+
 
 @dataclass
 class Prediction:

@@ -1,7 +1,7 @@
 """The annotation schema: the 15 attributes, their groups, vocabularies and the output record.
 
 This module is the contract between every stage and SA-Eval. The output key order and the
-field vocabularies follow the released SpeechAnnotator demo format (see DESIGN.md).
+field vocabularies follow the released SpeechAnnotator demo format (see docs/DESIGN.md).
 """
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from enum import Enum
-from typing import Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if TYPE_CHECKING:
+    from .records import Segment
 
 LabelLanguage = Literal["zh", "en"]
 
@@ -236,3 +239,14 @@ def validate_records(items: list[dict]) -> list[SegmentRecord]:
 
 def has_cjk(text: str) -> bool:
     return bool(re.search(r"[\u3400-\u9fff\uf900-\ufaff]", text or ""))
+
+
+def choose_label_language(segments: Iterable[Segment], forced: str = "auto") -> LabelLanguage:
+    """Chinese labels when most speech (by duration) is Chinese, English otherwise."""
+    if forced in ("zh", "en"):
+        return forced  # type: ignore[return-value]
+    weight = {"zh": 0.0, "other": 0.0}
+    for s in segments:
+        lang = s.language or ("zh" if has_cjk(s.text) else "en")
+        weight["zh" if lang in ("zh", "yue") else "other"] += s.duration
+    return "zh" if weight["zh"] > weight["other"] else "en"

@@ -14,21 +14,24 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .records import Contract, Evidence, Prediction, Segment, Verdict
+from .schema import LabelLanguage
 
-SCHEMA_VERSION = 1
+STATE_FILE = "state.sqlite"  # its name in an output folder, next to the JSON outputs
+SCHEMA_VERSION = 2  # 2: recordings.label_language
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS recordings (
     rec TEXT PRIMARY KEY, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
     duration REAL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
-    updated REAL NOT NULL
+    updated REAL NOT NULL, label_language TEXT
 );
 CREATE TABLE IF NOT EXISTS stages (
     rec TEXT NOT NULL, stage TEXT NOT NULL, done_at REAL NOT NULL, info TEXT NOT NULL DEFAULT '{}',
@@ -82,13 +85,16 @@ class StateStore:
             for stmt in _DDL.strip().split(";"):
                 if stmt.strip():
                     c.execute(stmt)
-            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            columns = {row[1] for row in c.execute("PRAGMA table_info(recordings)")}
+            if "label_language" not in columns:  # a version-1 state
+                c.execute("ALTER TABLE recordings ADD COLUMN label_language TEXT")
+            c.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "StateStore":
+    def __enter__(self) -> StateStore:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -129,7 +135,9 @@ class StateStore:
                 "INSERT INTO recordings (rec, path, fingerprint, duration, status, updated) VALUES (?,?,?,?,?,?) "
                 "ON CONFLICT(rec) DO UPDATE SET path=excluded.path, fingerprint=excluded.fingerprint, "
                 "duration=excluded.duration, status=CASE WHEN recordings.fingerprint=excluded.fingerprint "
-                "THEN recordings.status ELSE 'running' END, updated=excluded.updated",
+                "THEN recordings.status ELSE 'running' END, updated=excluded.updated, "
+                "label_language=CASE WHEN recordings.fingerprint=excluded.fingerprint "
+                "THEN recordings.label_language ELSE NULL END",
                 (rec, path, fingerprint, duration, "running", time.time()),
             )
         return resumable
@@ -140,7 +148,8 @@ class StateStore:
 
     def set_status(self, rec: str, status: str, error: str = "") -> None:
         with self.transaction() as c:
-            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?", (status, error, time.time(), rec))
+            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?",
+                      (status, error, time.time(), rec))
 
     def recordings(self) -> list[dict[str, Any]]:
         rows = self._query("SELECT rec, path, fingerprint, duration, status, error FROM recordings ORDER BY rec")
@@ -162,10 +171,20 @@ class StateStore:
             "INSERT OR REPLACE INTO stages VALUES (?,?,?,?)", (rec, stage, time.time(), _dump(info or {}))
         )
 
-    def clear_stages(self, rec: str, stages: Iterable[str]) -> None:
-        with self.transaction() as c:
-            for s in stages:
-                c.execute("DELETE FROM stages WHERE rec=? AND stage=?", (rec, s))
+    # -- label language -------------------------------------------------------------------
+
+    @staticmethod
+    def set_label_language(c: sqlite3.Connection, rec: str, lang: LabelLanguage) -> None:
+        """Chosen once per recording, with its segment table; plan, label, review and finalize read it."""
+        if lang not in ("zh", "en"):
+            raise ValueError(f"label language must be 'zh' or 'en', got {lang!r}")
+        c.execute("UPDATE recordings SET label_language=? WHERE rec=?", (lang, rec))
+
+    def label_language(self, rec: str) -> LabelLanguage:
+        rows = self._query("SELECT label_language FROM recordings WHERE rec=?", (rec,))
+        if not rows or rows[0][0] not in ("zh", "en"):
+            raise ValueError(f"{rec}: no label language in the state; run the timeline stage first")
+        return rows[0][0]
 
     # -- segments -----------------------------------------------------------------------
 
@@ -201,6 +220,8 @@ class StateStore:
 
     @staticmethod
     def write_contracts(c: sqlite3.Connection, rec: str, items: Iterable[Contract]) -> None:
+        """Replace the recording's contracts (a plan is always written whole)."""
+        c.execute("DELETE FROM contracts WHERE rec=?", (rec,))
         c.executemany(
             "INSERT OR REPLACE INTO contracts VALUES (?,?,?,?)",
             [(rec, x.key, x.field, _dump(asdict(x))) for x in items],
@@ -209,6 +230,12 @@ class StateStore:
     def contracts(self, rec: str) -> dict[tuple[str, str], Contract]:
         rows = self._query("SELECT key, field, data FROM contracts WHERE rec=?", (rec,))
         return {(k, f): Contract(**json.loads(d)) for k, f, d in rows}
+
+    @staticmethod
+    def clear_predictions(c: sqlite3.Connection, rec: str) -> None:
+        """Drop every prediction and verdict of a recording: round 0 of labeling starts over."""
+        c.execute("DELETE FROM predictions WHERE rec=?", (rec,))
+        c.execute("DELETE FROM verdicts WHERE rec=?", (rec,))
 
     @staticmethod
     def write_predictions(c: sqlite3.Connection, rec: str, items: Iterable[Prediction]) -> None:

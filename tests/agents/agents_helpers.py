@@ -6,6 +6,7 @@ from pathlib import Path
 
 from speechannotator.config import Config, load_config
 from speechannotator.records import Evidence, Segment, Word, segment_key
+from speechannotator.stages import StageContext
 from speechannotator.state import StateStore
 
 REC = "demo"
@@ -75,3 +76,11 @@ def dialogue() -> tuple[list[Segment], list[Evidence]]:
                 events__long_pause=1, emotion__arousal=-0.9)
     evs += male("seg_00004")
     return segs, evs
+
+
+def stage(store: StateStore, cfg: Config, backend=None, audio=None, *, lang: str | None = None) -> StageContext:
+    """The context a stage function runs on; ``lang`` sets the label language the timeline stage would store."""
+    if lang is not None:
+        with store.transaction() as c:
+            store.set_label_language(c, REC, lang)
+    return StageContext(store, REC, cfg, backend=backend, audio=audio)

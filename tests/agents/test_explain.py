@@ -1,7 +1,7 @@
 import json
 
 from click.testing import CliRunner
-from agents_helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store, stage
 from test_review_loop import CorruptingBackend
 
 from speechannotator import agents
@@ -15,10 +15,10 @@ def _done(tmp_path):
     segs, evs = dialogue()
     store = make_store(tmp_path, segs, evs)
     cfg, backend = config(), CorruptingBackend()
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
-    agents.review(store, REC, backend, cfg, None)
-    recs = finalize(store, REC, backend, cfg, "zh")
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    recs = finalize(stage(store, cfg, backend))
     (tmp_path / f"{REC}.json").write_text(json.dumps([r.ordered() for r in recs], ensure_ascii=False), encoding="utf-8")
     return store
 

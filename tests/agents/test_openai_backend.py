@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speechannotator.agents.backends.base import Backend, ComposeTask, LabelTask, ReviewTask
-from speechannotator.agents.backends.json_schemas import closed_choices
-from speechannotator.agents.backends.openai_backend import OpenAIBackend, OpenAIOptions, citable
-from speechannotator.agents.backends.prompts import DATA_CLOSE, DATA_OPEN
+from speechannotator.agents.backend import Backend, ComposeTask, LabelTask, ReviewTask
+from speechannotator.agents.openai.json_schemas import closed_choices
+from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable
+from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Contract, Evidence, Prediction, Segment
 from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS

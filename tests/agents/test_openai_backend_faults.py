@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from speechannotator.agents.backends.base import ComposeTask, LabelTask, ReviewTask
-from speechannotator.agents.backends.llm_client import LOCAL_DUMMY_KEY
-from speechannotator.agents.backends.openai_backend import OpenAIBackend, OpenAIOptions
+from speechannotator.agents.backend import ComposeTask, LabelTask, ReviewTask
+from speechannotator.llm_client import LOCAL_DUMMY_KEY
+from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Evidence, Prediction, Segment
 from speechannotator.schema import LABELED_FIELDS

@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from speechannotator.agents.backends.json_schemas import (
+from speechannotator.agents.openai.json_schemas import (
     AnswerError,
     extract_json_object,
     label_schema,
     parse_label_answer,
     parse_review_answer,
 )
-from speechannotator.agents.backends.llm_client import base_url
-from speechannotator.agents.backends.openai_backend import accepts_audio, citable
-from speechannotator.agents.backends.prompts import DATA_CLOSE, DATA_OPEN, data_block
+from speechannotator.llm_client import base_url
+from speechannotator.agents.openai.backend import accepts_audio, citable
+from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN, data_block
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Contract, Evidence
 
@@ -81,9 +81,14 @@ def test_label_schema_shape():
 
 def test_citable_follows_the_contract():
     ev = {n: Evidence("k", n, 1.0) for n in ("pitch.mean_hz", "rate.units_per_s", "speaker.pitch.mean_hz", "gender.p_male")}
-    c = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=["pitch."], context_scope=[], conflict_rule="")
+    c = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=["pitch."],
+                 context_scope=["segment", "speaker_history"], conflict_rule="")
     names = citable("pitch", {"pitch": c}, ev, audio=True, context=True)
     assert names == ["transcript", "audio", "context", "pitch.mean_hz", "speaker.pitch.mean_hz"]
+    # The contract's own admission rule: a speaker aggregate needs the speaker_history scope.
+    local = Contract("k", "pitch", "o", "f", admissible_evidence=["pitch."], priority=[], context_scope=["segment"],
+                     conflict_rule="")
+    assert citable("pitch", {"pitch": local}, ev, audio=False, context=False) == ["transcript", "pitch.mean_hz"]
     other = Contract("k", "age", "o", "f", admissible_evidence=["acoustics"], priority=[], context_scope=[], conflict_rule="")
     assert citable("age", {"age": other}, ev, audio=False, context=False) == ["transcript", *sorted(ev)]
 
@@ -121,7 +126,7 @@ def test_data_block_cannot_be_closed_by_its_content():
 
 
 def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
-    from speechannotator.agents.backends.openai_backend import OpenAIBackend
+    from speechannotator.agents.openai.backend import OpenAIBackend
     from speechannotator.config import load_config
 
     cfg = load_config(overrides={"agents": {"backend": "openai"}, "labeler": {"url": "http://127.0.0.1:9/v1", "model": "m"}})

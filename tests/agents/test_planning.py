@@ -1,4 +1,4 @@
-from agents_helpers import REC, config, dialogue, ev, make_store
+from agents_helpers import REC, config, dialogue, ev, make_store, stage
 
 from speechannotator import agents
 from speechannotator.records import RECORDING_KEY, speaker_key
@@ -8,7 +8,7 @@ from speechannotator.schema import LABELED_FIELDS
 def _plan(tmp_path, **agent_cfg):
     segs, evs = dialogue()
     store = make_store(tmp_path, segs, evs)
-    agents.plan(store, REC, config(**agent_cfg), "zh")
+    agents.plan(stage(store, config(**agent_cfg), lang="zh"))
     return store
 
 
@@ -37,7 +37,7 @@ def test_planner_adapts_to_undecided_gender_and_writes_context(tmp_path):
     segs, evs = dialogue()
     evs += ev("seg_00004", gender__p_male=0.45)  # the classifier is undecided on this turn
     store = make_store(tmp_path, segs, evs)
-    agents.plan(store, REC, config(), "zh")
+    agents.plan(stage(store, config(), lang="zh"))
     contracts = store.contracts(REC)
     assert contracts[("seg_00004", "gender")].priority[0] == "speaker.gender.p_male"
     assert "history comes first" in contracts[("seg_00004", "gender")].conflict_rule

@@ -1,12 +1,12 @@
 """The bounded review loop on constructed conflicts."""
 
 import pytest
-from agents_helpers import REC, config, dialogue, make_store
+from agents_helpers import REC, config, dialogue, make_store, stage
 
 from speechannotator import agents
-from speechannotator.agents.backends import phrases_zh
-from speechannotator.agents.backends.rules import RulesBackend
-from speechannotator.agents.backends.rules_calibration import pitch_class
+from speechannotator.agents.phrases import zh as phrases_zh
+from speechannotator.agents.rules import RulesBackend
+from speechannotator.calibration import pitch_class
 from speechannotator.output.finalize import finalize
 
 # Round-0 mistakes of the kind the paper names: a background sound copied from nowhere, an
@@ -34,9 +34,9 @@ def _run(tmp_path, backend, **agent_cfg):
     segs, evs = dialogue()
     store = make_store(tmp_path, segs, evs)
     cfg = config(**agent_cfg)
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
-    agents.review(store, REC, backend, cfg, None)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
     return store, cfg
 
 
@@ -75,7 +75,7 @@ def test_no_review_leaves_conflicts_in_the_output(tmp_path):
     store, cfg = _run(tmp_path, backend, review=False)
     assert store.verdicts(REC) == {} and store.stage_info(REC, "review") == {"skipped": True}
     assert {p.round for p in store.predictions(REC).values()} == {0}
-    recs = finalize(store, REC, backend, cfg, "zh")
+    recs = finalize(stage(store, cfg, backend))
     assert recs[4].background_sound == "持续的引擎轰鸣" and recs[3].emotion == "兴奋（极强）"
 
 
@@ -97,8 +97,8 @@ def test_killed_round_leaves_nothing_and_resumes(tmp_path, monkeypatch):
     store = make_store(tmp_path, segs, evs)
     cfg = config()
     backend = CorruptingBackend()
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
     real = store.write_predictions
 
     def boom(c, rec, items):
@@ -108,12 +108,12 @@ def test_killed_round_leaves_nothing_and_resumes(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store, "write_predictions", boom)
     with pytest.raises(KeyboardInterrupt):
-        agents.review(store, REC, backend, cfg, None)
+        agents.review(stage(store, cfg, backend))
     assert store.verdicts(REC) == {}
     assert {p.round for p in store.predictions(REC).values()} == {0}
     assert not store.stage_done(REC, "review")
     monkeypatch.setattr(store, "write_predictions", real)
-    agents.review(store, REC, backend, cfg, None)
+    agents.review(stage(store, cfg, backend))
     assert store.stage_done(REC, "review")
     assert store.predictions(REC)[("seg_00004", "background_sound")].value == "无"
 
@@ -123,8 +123,8 @@ def test_resume_after_a_completed_round_continues_from_the_next(tmp_path):
     store = make_store(tmp_path, segs, evs)
     cfg = config()
     backend = CorruptingBackend()
-    agents.plan(store, REC, cfg, "zh")
-    agents.label(store, REC, backend, cfg, None)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
     real = store.write_verdicts
     state = {"n": 0}
 
@@ -136,11 +136,11 @@ def test_resume_after_a_completed_round_continues_from_the_next(tmp_path):
 
     store.write_verdicts = die_in_round_1
     with pytest.raises(KeyboardInterrupt):
-        agents.review(store, REC, backend, cfg, None)
+        agents.review(stage(store, cfg, backend))
     assert {v.round for vs in store.verdicts(REC).values() for v in vs} == {0}
     store.write_verdicts = real
     backend.calls.clear()
-    agents.review(store, REC, backend, cfg, None)
+    agents.review(stage(store, cfg, backend))
     assert backend.calls == []  # round 0's relabels were kept; round 1 only reviews
     assert {v.round for vs in store.verdicts(REC).values() for v in vs} == {0, 1}
 

@@ -1,12 +1,12 @@
 """The rules backend labels from evidence: calibrated bins, abstention, routing, requests."""
 
-from agents_helpers import REC, config, ev, make_store, male, seg
+from agents_helpers import REC, config, ev, make_store, male, seg, stage
 
 from speechannotator import agents
-from speechannotator.agents.backends import phrases_zh
-from speechannotator.agents.backends.rules import RulesBackend
-from speechannotator.agents.backends.rules_calibration import pitch_class, rate_class
-from speechannotator.agents.backends.rules_review import parse_level
+from speechannotator.agents.phrases import zh as phrases_zh
+from speechannotator.agents.rules import RulesBackend
+from speechannotator.calibration import pitch_class, rate_class
+from speechannotator.agents.rules.review import parse_level
 from speechannotator.agents.labeling import build_task
 from speechannotator.records import Evidence
 
@@ -14,8 +14,8 @@ from speechannotator.records import Evidence
 def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
     store = make_store(tmp_path, segs, evs)
     cfg = config(**agent_cfg)
-    agents.plan(store, REC, cfg, lang)
-    agents.label(store, REC, RulesBackend(), cfg, None)
+    agents.plan(stage(store, cfg, lang=lang))
+    agents.label(stage(store, cfg, RulesBackend()))
     return store, store.predictions(REC)
 
 
@@ -137,7 +137,7 @@ def test_routing_keeps_field_evidence_apart(tmp_path):
 def test_revision_request_suggestion_is_applied(tmp_path):
     segs = [seg(0, 0, 2, "A", "好的。")]
     store = make_store(tmp_path, segs, male("seg_00000"))
-    agents.plan(store, REC, config(), "zh")
+    agents.plan(stage(store, config(), lang="zh"))
     task = build_task(segs[0], ["gender", "background_sound"], store.contracts(REC), segs, store.evidence(REC), "zh",
                       requests={"gender": "与该说话人不一致。（建议：女声）", "background_sound": "无声学支持（建议：无）"},
                       round=1)

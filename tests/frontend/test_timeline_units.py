@@ -62,7 +62,7 @@ class FakeChat:
 
 
 def _cfg(**asr):
-    return Config(asr={"refine": "llm", "refine_url": "http://127.0.0.1:9/v1", "refine_model": "m", **asr}, labeler={"max_retries": 1})
+    return Config(asr={"refine": "llm", **asr}, refiner={"url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 1})
 
 
 def _segs():
@@ -96,7 +96,7 @@ def test_llm_refinement_retries_then_keeps_deterministic_text():
 def test_llm_refinement_against_unreachable_endpoint_falls_back():
     segs = _segs()
     cfg = _cfg()
-    cfg.labeler.timeout_s = 2.0
+    cfg.refiner.timeout_s = 2.0
     stats = refine_segments(segs, cfg)
     assert stats == {"refine": "llm", "refined_by_llm": 0}
     assert segs[0].text == "I think the second proposal is much more practical."  # normalized anyway
@@ -141,6 +141,7 @@ def test_config_file_and_presets():
     assert gpu.asr.model.endswith("faster-whisper-large-v3") and gpu.asr.device == "cuda"
     assert gpu.diarization.backend == "pyannote" and "community-1" in gpu.diarization.pyannote_path
     assert gpu.labeler.model.startswith("Qwen/Qwen3-Omni") and gpu.asr.refine == "llm"
+    assert gpu.refiner.model == gpu.labeler.model and gpu.refiner.url == gpu.labeler.url  # Omni refines, as in the paper
     with pytest.raises(Exception):
         load_config(None, {"asr": {"refine": "magic"}})
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
-from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, seg  # noqa: E402
+from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, seg, stage  # noqa: E402
 
 from speechannotator import agents  # noqa: E402
-from speechannotator.agents.backends.rules import RulesBackend  # noqa: E402
+from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.output.finalize import canonical_emotion, finalize, regularize, tag_transcript  # noqa: E402
 from speechannotator.records import Prediction, Word  # noqa: E402
 from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402
@@ -18,10 +18,10 @@ from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402
 def _pipeline(tmp_path, segs, evs, lang="zh", **agent_cfg):
     store = make_store(tmp_path, segs, evs)
     cfg, backend = config(**agent_cfg), RulesBackend()
-    agents.plan(store, REC, cfg, lang)
-    agents.label(store, REC, backend, cfg, None)
-    agents.review(store, REC, backend, cfg, None)
-    return store, finalize(store, REC, backend, cfg, lang)
+    agents.plan(stage(store, cfg, lang=lang))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    return store, finalize(stage(store, cfg, backend))
 
 
 def test_records_are_valid_in_demo_key_order(tmp_path):
@@ -97,3 +97,15 @@ def test_no_context_drops_roles(tmp_path):
     assert recs[0].speaker_name.startswith("说话人1_")
     _, recs = _pipeline(tmp_path / "ctx", segs, male("seg_00000"))
     assert recs[0].speaker_name.startswith("主持人1_")
+
+
+def test_the_write_stage_rebuilds_the_json_from_the_state(tmp_path):
+    from speechannotator.output.write import write
+    from speechannotator.stages import StageContext
+
+    segs, evs = dialogue()
+    store, recs = _pipeline(tmp_path, segs, evs)
+    out = tmp_path / f"{REC}.json"
+    write(StageContext(store, REC, config(), output=out))  # no backend needed: finalize already ran
+    assert json.loads(out.read_text(encoding="utf-8")) == [r.ordered() for r in recs]
+    assert not list(tmp_path.glob(".*.tmp-*"))

@@ -4,8 +4,8 @@ import scipy.signal as ss
 
 import corpus as C
 from speechannotator.audio import Audio
-from speechannotator.frontend.enhance import enhance
-from speechannotator.priors.settings import PriorsSettings
+from speechannotator.enhance import enhance
+from speechannotator.config import PriorsSettings
 
 
 def _audio(x):

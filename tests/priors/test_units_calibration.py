@@ -1,6 +1,6 @@
 import pytest
 
-from speechannotator.priors import calibration as cal
+from speechannotator import calibration as cal
 from speechannotator.priors.emotion import text_valence, valence_zh
 from speechannotator.priors.textunits import count_units, english_syllables
 
@@ -40,3 +40,19 @@ def test_valence():
     assert method == "vaderSentiment" and v > 0.5
     v, _ = text_valence("This is terrible and I hate it.", "en")
     assert v < -0.5
+
+
+def test_one_calibration_table_declared_with_ranges_and_reachable_from_the_config():
+    from speechannotator.agents import make_backend
+    from speechannotator.config import load_config
+
+    params = cal.parameters()
+    assert len(params) == len({name for name, *_ in params}) >= 30
+    assert all(low <= default <= high for _, low, high, default in params)
+    cfg = load_config(None, {"calibration": {"pitch_normal_st": 1.0, "tag_pause_s": 0.8}})
+    assert make_backend(cfg).calibration is cfg.calibration
+    assert cal.pitch_class(130, "male") == 0 and cfg.calibration.pitch_class(130, "male") == 1
+    with pytest.raises(ValueError):
+        load_config(None, {"calibration": {"pitch_normal_st": 40.0}})  # outside its declared range
+    with pytest.raises(ValueError):
+        load_config(None, {"calibration": {"pitch_normol_st": 1.0}})  # a misspelt name is an error

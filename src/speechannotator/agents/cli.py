@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-STATE_FILE = "state.sqlite"  # the pipeline keeps the state next to the JSON outputs
-
 
 @click.command("explain")
 @click.argument("json_path", type=click.Path(dir_okay=False, path_type=Path))
@@ -15,7 +13,7 @@ STATE_FILE = "state.sqlite"  # the pipeline keeps the state next to the JSON out
 @click.option("--field", "field", required=True, help="attribute name, e.g. gender, emotion, background_sound")
 def explain_command(json_path: Path, segment: int, field: str) -> None:
     """Print the evidence, contract, predictions and review verdicts behind one field."""
-    from ..state import StateStore
+    from ..state import STATE_FILE, StateStore
     from .explain import explain
 
     state = json_path.parent / STATE_FILE

@@ -12,7 +12,6 @@ from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
 from ..schema import LABELED_FIELDS
-from .backends.rules_evidence import admits
 
 AGGREGATOR = "planning.aggregate"  # extractor name of the planner's speaker aggregates
 SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")
@@ -123,7 +122,7 @@ def admitted_evidence(seg: Segment, contracts: dict[str, Contract],
             if scope not in c.context_scope:
                 continue
             for name, ev in evidence.get(key, {}).items():
-                if not name.startswith("context.") and admits(c.admissible_evidence, name):
+                if not name.startswith("context.") and c.admits(prefix + name):
                     out[prefix + name] = ev
     return out
 
@@ -162,7 +161,7 @@ def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Se
             hist["predictions"] = dict(hp)
         ctx["speaker_history"] = hist
     if "neighbours" in scopes:
-        with_arousal = any("neighbours" in c.context_scope and admits(c.admissible_evidence, "emotion.arousal")
+        with_arousal = any("neighbours" in c.context_scope and c.admits("emotion.arousal")
                            for c in contracts.values())
         idx = next((i for i, s in enumerate(segments) if s.key == seg.key), None)
         if idx is not None:

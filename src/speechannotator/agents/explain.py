@@ -7,6 +7,7 @@ import json
 
 from ..records import RECORDING_KEY, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
+from ..stages import StageName
 from ..state import StateStore
 from .context import admitted_evidence
 
@@ -73,7 +74,7 @@ def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
             lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
             if not v.accepted:
                 lines.append(f"  revision request: {v.request}")
-    info = store.stage_info(rec, "review")
+    info = store.stage_info(rec, StageName.REVIEW)
     if info and info.get("skipped"):
         lines.append("review: skipped (--no-review)")
     lines.append(f"final: {records[seg.key][field] if seg.key in records else '(not finalized yet)'}")

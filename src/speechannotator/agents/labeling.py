@@ -1,7 +1,7 @@
 """Labeling Agent (stage 9, round 0) and the relabel call the review loop reuses.
 
 A task per segment carries only contract-admitted evidence and context, the segment's WAV
-bytes when the backend asks for audio (``backend.wants_audio``), and for a relabel only the
+bytes when the backend asks for audio (``Backend.wants_audio``), and for a relabel only the
 flagged fields with their revision requests.
 """
 
@@ -13,10 +13,9 @@ import wave
 import numpy as np
 
 from ..audio import Audio
-from ..config import Config
 from ..records import Contract, Evidence, Prediction, Segment
-from ..state import StateStore
-from .backends.base import Backend, LabelTask
+from ..stages import StageContext, StageName
+from .backend import Backend, LabelTask
 from .context import admitted_evidence, task_context
 
 
@@ -48,13 +47,6 @@ def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str],
                      revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
 
 
-def wants_audio(backend: Backend) -> bool:
-    """Whether to send segment audio: ``wants_audio`` when the backend declares it, else the
-    openai backend's ``audio_enabled`` (its endpoint takes audio)."""
-    flag = getattr(backend, "wants_audio", None)
-    return bool(getattr(backend, "audio_enabled", False) if flag is None else flag)
-
-
 def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     """Run the backend and make sure every requested field comes back as a Prediction of this
     round; a backend fault becomes a failed prediction, never a crashed run."""
@@ -68,43 +60,33 @@ def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     for f in task.fields:
         p = got.get(f)
         if not isinstance(p, Prediction):
-            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=getattr(backend, "name", ""),
+            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name,
                            status="failed", error=err)
         p.key, p.field, p.round = task.segment.key, f, task.round
         out[f] = p
     return out
 
 
-def label(store: StateStore, rec: str, backend: Backend, config: Config, audio: Audio | None) -> None:
+def label(ctx: StageContext) -> None:
     """Round 0: predict every contracted field of every segment; one transaction with the mark."""
+    store, rec, backend, audio = ctx.store, ctx.rec, ctx.backend, ctx.audio
     segments = store.segments(rec)
     evidence = store.evidence(rec)
     contracts = store.contracts(rec)
     if segments and not contracts:
         raise ValueError(f"{rec}: no contracts in the state; run the plan stage first")
-    lang = label_language(store, rec, contracts)
+    lang = ctx.label_language
     preds: list[Prediction] = []
     for seg in segments:
         fields = sorted({f for (k, f) in contracts if k == seg.key})
         if not fields:
             continue
-        wav = segment_wav(audio, seg) if wants_audio(backend) else None
+        wav = segment_wav(audio, seg) if backend.wants_audio else None
         task = build_task(seg, fields, contracts, segments, evidence, lang, audio_wav=wav)
         preds.extend(call_label(backend, task).values())
     with store.transaction() as c:
-        c.execute("DELETE FROM predictions WHERE rec=?", (rec,))
-        c.execute("DELETE FROM verdicts WHERE rec=?", (rec,))
+        store.clear_predictions(c, rec)
         store.write_predictions(c, rec, preds)
         failed = sum(p.status == "failed" for p in preds)
-        store.mark_stage(c, rec, "label", {"predictions": len(preds), "failed": failed,
-                                           "backend": getattr(backend, "name", "")})
-
-
-def label_language(store: StateStore, rec: str, contracts: dict[tuple[str, str], Contract]) -> str:
-    """The label language the planner chose (recorded with its stage mark)."""
-    info = store.stage_info(rec, "plan") or {}
-    if info.get("label_lang") in ("zh", "en"):
-        return info["label_lang"]
-    for c in contracts.values():  # older states: the contracts' objectives are localized
-        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.objective) else "en"
-    return "en"
+        store.mark_stage(c, rec, StageName.LABEL, {"predictions": len(preds), "failed": failed,
+                                           "backend": backend.name})

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..audio import Audio
-from ..config import Config
 from ..records import Prediction, Verdict
+from ..stages import StageContext, StageName
 from ..state import StateStore
-from .backends.base import Backend
-from .labeling import build_task, call_label, label_language, segment_wav, wants_audio
+from .labeling import build_task, call_label, segment_wav
 from .review import build_review_task, call_review
 
 
@@ -29,15 +27,17 @@ def _resume_point(store: StateStore, rec: str) -> tuple[int, set[tuple[str, str]
     return last + 1, {kf for kf, trail in trails.items() if trail[-1].round == last + 1}
 
 
-def review(store: StateStore, rec: str, backend: Backend, config: Config, audio: Audio | None) -> None:
+def review(ctx: StageContext) -> None:
+    store, rec, config = ctx.store, ctx.rec, ctx.config
     if not config.agents.review:
         with store.transaction() as c:
-            store.mark_stage(c, rec, "review", {"skipped": True})
+            store.mark_stage(c, rec, StageName.REVIEW, {"skipped": True})
         return
+    backend, audio = ctx.backend, ctx.audio
     segments = store.segments(rec)
     evidence = store.evidence(rec)
     contracts = store.contracts(rec)
-    lang = label_language(store, rec, contracts)
+    lang = ctx.label_language
     budget = config.agents.review_rounds
     by_key = {s.key: s for s in segments}
     r, pending = _resume_point(store, rec)
@@ -61,7 +61,7 @@ def review(store: StateStore, rec: str, backend: Backend, config: Config, audio:
             for seg in segments:
                 if seg.key not in flagged:
                     continue
-                wav = segment_wav(audio, seg) if wants_audio(backend) else None
+                wav = segment_wav(audio, seg) if backend.wants_audio else None
                 task = build_task(seg, sorted(flagged[seg.key]), contracts, segments, evidence, lang,
                                   audio_wav=wav, requests=flagged[seg.key], round=r + 1)
                 relabeled.extend(call_label(backend, task).values())
@@ -69,12 +69,12 @@ def review(store: StateStore, rec: str, backend: Backend, config: Config, audio:
             store.write_verdicts(c, rec, verdicts)
             store.write_predictions(c, rec, relabeled)
             if not relabeled:
-                store.mark_stage(c, rec, "review", _summary(store, rec, verdicts, r))
+                store.mark_stage(c, rec, StageName.REVIEW, _summary(store, rec, verdicts, r))
         pending = {(p.key, p.field) for p in relabeled}
         r += 1
-    if not store.stage_done(rec, "review"):  # nothing to review at all
+    if not store.stage_done(rec, StageName.REVIEW):  # nothing to review at all
         with store.transaction() as c:
-            store.mark_stage(c, rec, "review", {"rounds": 0, "flagged": []})
+            store.mark_stage(c, rec, StageName.REVIEW, {"rounds": 0, "flagged": []})
 
 
 def _summary(store: StateStore, rec: str, last: list[Verdict], last_round: int) -> dict:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config
 from ..records import RECORDING_KEY, Contract, Evidence, Segment, speaker_key
 from ..schema import LABELED_FIELDS, LabelLanguage
-from ..state import StateStore
+from ..stages import StageContext, StageName
 from .context import HISTORY, NEIGHBOURS, SUMMARY, recording_summary, speaker_aggregates, speaker_histories
 
 SEG, SPK, NB, REC = "segment", "speaker_history", "neighbours", "recording"
@@ -135,10 +134,9 @@ def make_contract(seg: Segment, field: str, ev: dict[str, Evidence], lang: Label
     )
 
 
-def plan(store: StateStore, rec: str, config: Config, label_lang: LabelLanguage) -> None:
+def plan(ctx: StageContext) -> None:
     """Write contracts for every segment x labeled field, plus the context they draw on."""
-    if label_lang not in ("zh", "en"):
-        raise ValueError(f"label language must be 'zh' or 'en', got {label_lang!r}")
+    store, rec, config, label_lang = ctx.store, ctx.rec, ctx.config, ctx.label_language
     segments = store.segments(rec)
     evidence = store.evidence(rec)
     use_ctx, use_priors = config.agents.context, config.agents.priors
@@ -156,8 +154,7 @@ def plan(store: StateStore, rec: str, config: Config, label_lang: LabelLanguage)
             contracts.append(make_contract(seg, field, ev, label_lang, context=use_ctx, priors=use_priors,
                                            neighbours=nb))
     with store.transaction() as c:
-        c.execute("DELETE FROM contracts WHERE rec=?", (rec,))
         store.write_evidence(c, rec, context_items + aggregates)
         store.write_contracts(c, rec, contracts)
-        store.mark_stage(c, rec, "plan", {"contracts": len(contracts), "context": use_ctx, "priors": use_priors,
-                                          "label_lang": label_lang})
+        store.mark_stage(c, rec, StageName.PLAN, {"contracts": len(contracts), "context": use_ctx,
+                                                   "priors": use_priors, "label_lang": label_lang})

@@ -8,7 +8,7 @@ predictions of the other segments (what cross-segment consistency is checked aga
 from __future__ import annotations
 
 from ..records import Contract, Evidence, Prediction, Segment, Verdict
-from .backends.base import Backend, ReviewTask
+from .backend import Backend, ReviewTask
 from .context import admitted_evidence, task_context
 
 

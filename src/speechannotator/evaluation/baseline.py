@@ -2,9 +2,10 @@
 OpenAI-compatible chat model, with the reference segments, asking for all 15 attributes.
 
 The result is written in the output format (structural fields from the reference, attributes
-from the model) and scored like the pipeline. A server that rejects audio content parts gets a
-text-only request (recorded); one that rejects ``json_schema`` gets ``json_object``. The model's
-answer is untrusted data: anything not a string for a field leaves it blank (scored 0).
+from the model) and scored like the pipeline. Requests go through the shared chat client: a
+server that rejects audio content parts gets a text-only request (recorded); one that rejects
+``json_schema`` gets ``json_object``. The model's answer is untrusted data: anything not a
+string for a field leaves it blank (scored 0).
 """
 
 from __future__ import annotations
@@ -13,17 +14,15 @@ import base64
 import io
 import json
 import logging
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..config import Config, EndpointConfig
+from ..llm_client import AudioRejected, CallError, ChatClient, FormatRejected
 from ..schema import FIELDS, OUTPUT_KEYS, has_cjk
 
 log = logging.getLogger(__name__)
-
-_AUDIO_REFUSAL = re.compile(r"audio|input_audio|modalit|multimodal|mmproj|image|content", re.I)
-_FORMAT_REFUSAL = re.compile(r"response_format|json_schema|schema|grammar", re.I)
 
 FIELD_HINTS = {
     "gender": "perceived gender: one of {gender}",
@@ -120,53 +119,43 @@ class BaselineAnnotator:
     logs: list[BaselineLog] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from openai import OpenAI
+        endpoint = EndpointConfig(url=self.url, model=self.model, api_key_env=self.api_key_env,
+                                  timeout_s=self.timeout_s, temperature=self.temperature)
+        self._client = ChatClient(endpoint, role="baseline")
 
-        self._client = OpenAI(base_url=self.url, api_key=os.environ.get(self.api_key_env) or "none",
-                              timeout=self.timeout_s, max_retries=1)
-
-    def _request(self, content, schema: dict, rec: BaselineLog, max_tokens: int) -> str:
-        import openai
-
-        fmt: dict | None = {"type": "json_schema", "json_schema": {"name": "annotation", "schema": schema, "strict": True}}
-        while True:
+    def _request(self, prompt: str, audio_b64: str | None, schema: dict, rec: BaselineLog, max_tokens: int) -> str:
+        retried = False
+        for _ in range(6):  # audio drop (1) + format downgrades (2) + one retry of a transient fault
             try:
-                resp = self._client.chat.completions.create(
-                    model=self.model, messages=[{"role": "user", "content": content}], temperature=self.temperature,
-                    max_tokens=max_tokens, **({"response_format": fmt} if fmt else {}))
-                return resp.choices[0].message.content or ""
-            except openai.APIStatusError as exc:
-                msg = str(exc)
-                if isinstance(content, list) and any(p.get("type") == "input_audio" for p in content) \
-                        and exc.status_code in (400, 415, 422, 500, 501) and _AUDIO_REFUSAL.search(msg):
-                    rec.audio_fallback = f"HTTP {exc.status_code}: {msg[:200]}"
-                    rec.audio_sent = False
-                    log.warning("%s: server rejected audio; retrying text-only", rec.recording)
-                    content = [p for p in content if p.get("type") != "input_audio"]
-                    continue
-                if fmt and fmt["type"] == "json_schema" and exc.status_code in (400, 422) and _FORMAT_REFUSAL.search(msg):
-                    fmt = {"type": "json_object"}
-                    rec.response_format = "json_object"
-                    continue
-                raise
+                return self._client.chat(None, prompt, schema, schema_name="annotation", audio_wav_b64=audio_b64,
+                                         max_tokens=max_tokens)
+            except AudioRejected as exc:
+                rec.audio_fallback, rec.audio_sent, audio_b64 = str(exc)[:200], False, None
+                log.warning("%s: server rejected audio; retrying text-only", rec.recording)
+            except FormatRejected:
+                rec.response_format = self._client.format_mode
+            except CallError as exc:
+                if not exc.retryable or retried:
+                    raise
+                retried = True
+        raise CallError("negotiation", "the server refused every request form", retryable=False)
 
-    def __call__(self, path, *, out_dir, config=None, timeline=None) -> list[dict]:
+    def __call__(self, path, *, out_dir, config: Config | None = None, timeline=None) -> list[dict]:
         if timeline is None:
             raise ValueError("the baseline runs in the fixed-timeline setting: pass the reference timeline")
         path, out_dir = Path(path), Path(out_dir)
         refs = json.loads(Path(timeline).read_text(encoding="utf-8"))
         lang = "zh" if any(has_cjk(str(r.get("text", ""))) for r in refs) else "en"
-        labels = getattr(config, "labels", "auto") if config is not None else "auto"
+        labels = config.labels if config is not None else "auto"
         lang = labels if labels in ("zh", "en") else lang
         rec = BaselineLog(path.stem)
         self.logs.append(rec)
-        content: list[dict] = [{"type": "text", "text": build_prompt(refs, lang)}]
-        if self.send_audio:
-            content.append({"type": "input_audio", "input_audio": {"data": _wav_b64(path), "format": "wav"}})
-            rec.audio_sent = True
+        audio_b64 = _wav_b64(path) if self.send_audio else None
+        rec.audio_sent = audio_b64 is not None
         max_tokens = self.max_tokens or min(32768, 64 + len(refs) * len(FIELDS) * (self.max_field_chars // 2 + 16))
         try:
-            items = _parse(self._request(content, _schema(len(refs), self.max_field_chars), rec, max_tokens))
+            schema = _schema(len(refs), self.max_field_chars)
+            items = _parse(self._request(build_prompt(refs, lang), audio_b64, schema, rec, max_tokens))
         except Exception as exc:  # a failed or unparsable answer: every field is scored 0
             rec.error = f"{exc.__class__.__name__}: {str(exc)[:300]}"
             log.error("%s: baseline request failed: %s", path.stem, rec.error)

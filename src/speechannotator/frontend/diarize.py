@@ -119,5 +119,6 @@ def run_diarization(samples: np.ndarray, sample_rate: int, regions: list[SpeechR
     if cfg.backend == "pyannote":
         from .diarize_pyannote import pyannote_diarize
 
-        return pyannote_diarize(samples, sample_rate, cfg)
+        turns = pyannote_diarize(samples, sample_rate, cfg)
+        return DiarizationResult(turns, len({t.speaker for t in turns}), 0.0, 0)
     return diarize(samples, sample_rate, regions, cfg)

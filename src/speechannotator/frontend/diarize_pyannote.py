@@ -61,15 +61,12 @@ def turns_from_annotation(annotation) -> list[Turn]:
     return turns
 
 
-def pyannote_diarize(samples: np.ndarray, sr: int, cfg: DiarizationConfig, device: str = "cpu"):
+def pyannote_diarize(samples: np.ndarray, sr: int, cfg: DiarizationConfig, device: str = "cpu") -> list[Turn]:
     import torch
-
-    from .diarize import DiarizationResult
 
     pipeline = load_pyannote_pipeline(cfg.pyannote_path, device)
     kwargs = {"num_speakers": cfg.num_speakers} if cfg.num_speakers else {"min_speakers": cfg.min_speakers, "max_speakers": cfg.max_speakers}
     out = pipeline({"waveform": torch.from_numpy(np.ascontiguousarray(samples))[None], "sample_rate": sr}, **kwargs)
     # pyannote.audio 4 returns an object holding the annotation; 3.x returns the annotation.
     annotation = getattr(out, "speaker_diarization", out)
-    turns = turns_from_annotation(annotation)
-    return DiarizationResult(turns, len({t.speaker for t in turns}), 0.0, 0)
+    return turns_from_annotation(annotation)

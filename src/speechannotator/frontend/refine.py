@@ -1,4 +1,4 @@
-"""Stage 5, transcript refinement: deterministic normalization (the default).
+"""Stage 6, transcript refinement: deterministic normalization (the default).
 
 Script (Simplified Chinese), punctuation width and spacing are normalized so that the
 transcript reads like the reference output and scores fairly in CER. An LLM refiner plugs in
@@ -36,7 +36,7 @@ def normalize_transcript(text: str, language: str) -> str:
 
 
 def refine_segments(segments, config) -> dict:
-    """Stage 5 over the segment table: normalization, and LLM refinement when configured.
+    """Stage 6 over the segment table: normalization, and LLM refinement when configured.
 
     The LLM path (`asr.refine = "llm"`) falls back to the normalized text for any segment it
     cannot refine safely; the result is normalized again so the output format stays uniform.

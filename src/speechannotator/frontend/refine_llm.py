@@ -1,8 +1,8 @@
 """Transcript refinement by an LLM / omni model behind an OpenAI-compatible chat endpoint.
 
 Segments go in batches with their speaker and language; the model returns JSON
-`{"segments": [{"key": ..., "text": ...}]}` (json_schema response format, falling back to
-json_object). Transcripts are data, never instructions: they travel inside a JSON payload,
+`{"segments": [{"key": ..., "text": ...}]}` (json_schema response format; the shared chat client
+falls back to json_object, then plain text, for servers without it). Transcripts are data, never instructions: they travel inside a JSON payload,
 the system prompt says so, and every refined text is checked against its input (same key,
 bounded character edit ratio, same script) before it replaces it. Any failure (network,
 non-JSON, schema, too large a change) after bounded retries keeps the deterministic text.
@@ -13,10 +13,10 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-import os
 import re
 
 from ..config import Config
+from ..llm_client import ChatClient, FormatRejected
 from ..records import Segment
 
 log = logging.getLogger(__name__)
@@ -86,36 +86,28 @@ def parse_reply(content: str | None, keys: list[str]) -> dict[str, object]:
 
 class LlmRefiner:
     def __init__(self, config: Config, client=None):
-        asr = config.asr
-        self.url = asr.refine_url or config.labeler.url
-        self.model = asr.refine_model or config.labeler.model
+        asr, endpoint = config.asr, config.refiner
+        self.url, self.model = endpoint.url, endpoint.model
         if not self.url or not self.model:
-            raise RefineError("asr.refine 'llm' needs asr.refine_url/refine_model (or the labeler endpoint)")
+            raise RefineError("asr.refine 'llm' needs a [refiner] endpoint (url and model)")
         self.max_change = asr.refine_max_change
-        self.retries = config.labeler.max_retries
+        self.retries = endpoint.max_retries
         self.batch = asr.refine_batch
-        self.temperature = config.labeler.temperature
-        if client is None:
-            from openai import OpenAI
-
-            client = OpenAI(base_url=self.url, api_key=os.environ.get(config.labeler.api_key_env) or "none",
-                            timeout=config.labeler.timeout_s, max_retries=0)
-        self.client = client
-        self._format = {"type": "json_schema", "json_schema": {"name": "refined_transcripts", "schema": SCHEMA, "strict": True}}
+        self.temperature = endpoint.temperature
+        try:
+            self.client = ChatClient(endpoint, role="refiner", client=client)
+        except ValueError as exc:  # an unusable url or a missing API key
+            raise RefineError(str(exc)) from exc
 
     def _ask(self, payload: dict) -> str | None:
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": json.dumps(payload, ensure_ascii=False)}]
-        try:
-            r = self.client.chat.completions.create(model=self.model, messages=messages, temperature=self.temperature,
-                                                    response_format=self._format)
-        except Exception as exc:
-            if self._format["type"] != "json_schema" or "400" not in str(getattr(exc, "status_code", "")) + str(exc)[:40]:
-                raise
-            # Servers without json_schema support: JSON mode, the schema in the prompt.
-            self._format = {"type": "json_object"}
-            r = self.client.chat.completions.create(model=self.model, messages=messages, temperature=self.temperature,
-                                                    response_format=self._format)
-        return r.choices[0].message.content
+        user = json.dumps(payload, ensure_ascii=False)
+        for _ in range(3):  # json_schema -> json_object -> text: capability negotiation, not a retry
+            try:  # SYSTEM spells out the reply's shape, for servers that cannot take the schema
+                return self.client.chat(SYSTEM, user, SCHEMA, schema_name="refined_transcripts",
+                                        temperature=self.temperature)
+            except FormatRejected:
+                continue
+        raise RefineError("the endpoint rejected every response format")
 
     def refine_batch(self, batch: list[Segment]) -> int:
         payload = {"segments": [{"key": s.key, "speaker": s.speaker, "language": s.language, "text": s.text} for s in batch]}

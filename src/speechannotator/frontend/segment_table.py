@@ -1,4 +1,4 @@
-"""Stage 6, the segment table: turns -> canonical speaker-homogeneous segments.
+"""Stage 4, the segment table: turns -> canonical speaker-homogeneous segments.
 
 Consecutive turns of one speaker separated by a short pause are merged; over-long turns are
 split at their longest internal pause (or, with none, at the quietest point near the

@@ -1,4 +1,4 @@
-"""Stage 4, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
+"""Stage 5, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
 `chunk` mode (default) decodes consecutive segments together in spans of up to `chunk_s`
 and gives each word to the segment holding it: one Whisper encoder pass per span instead of
@@ -12,7 +12,7 @@ identified per span, so code-switching is handled in two cheap checks:
   uncertain gets its own language id and, when that differs, is re-decoded alone.
 
 `segment` mode decodes every segment alone. Whisper's language id is unreliable under
-~1.5 s (MODELS.md): short spans and segments take their speaker's language (else the
+~1.5 s (docs/models.md): short spans and segments take their speaker's language (else the
 recording's). Chinese is decoded with a Simplified prompt, converted with OpenCC, and keeps
 per-character timestamps.
 """

@@ -35,7 +35,7 @@ def _detect_block(samples: np.ndarray, sample_rate: int, cfg: VadConfig) -> list
 def detect_speech(samples: np.ndarray, sample_rate: int, cfg: VadConfig | None = None, block_s: float = 600.0) -> list[SpeechRegion]:
     """Speech regions of a 16 kHz waveform.
 
-    Silero's default 400 ms padding merges neighbouring turns (MODELS.md), so the pad is
+    Silero's default 400 ms padding merges neighbouring turns (docs/models.md), so the pad is
     small and the minimum silence short: diarization needs the gaps between turns.
     The model runs over blocks of `block_s` (each with 2 s of left context, so the recurrent
     state has settled at the block start): faster-whisper's VAD copies its input about

@@ -12,25 +12,20 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from ..agents.backends import phrases_en, phrases_zh
-from ..agents.backends.base import Backend, ComposeTask
-from ..agents.backends.rules_calibration import TAG_PAUSE_S
+from ..agents.phrases import phrases
+from ..calibration import DEFAULT
+from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, admitted_evidence, task_context
-from ..config import Config
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
                       closed_value, is_empty_marker, validate_records)
-from ..state import StateStore
+from ..stages import StageContext, StageName
 
 SPEAKER_FIELDS = ("gender", "age", "accent")
 STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
 OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
 _PUNCT = set("，。！？、；：,.!?;:…—")
 _EMO = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
-
-
-def _phr(lang: str):
-    return phrases_zh if lang == "zh" else phrases_en
 
 
 def _weight(seg: Segment, p: Prediction) -> float:
@@ -93,10 +88,10 @@ def canonical_value(field: str, value: str | None, lang: str) -> str:
     return canonical_emotion(value, lang) if field == "emotion" else value
 
 
-def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
+def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float = DEFAULT.tag_pause_s) -> str:
     """Insert pause tags at long internal pauses (word timestamps) and event tags for
     laughter/sigh that the reviewed paralinguistic value names."""
-    P, text = _phr(lang), seg.text or ""
+    P, text = phrases(lang), seg.text or ""
     low = text.lower()
     words = sorted(seg.words, key=lambda w: w.start)
     pos: list[int | None] = []
@@ -110,7 +105,7 @@ def tag_transcript(seg: Segment, paralinguistic: str, lang: str) -> str:
     inserts: list[int] = []
     for i in range(1, len(words)):
         gap = words[i].start - words[i - 1].end
-        if gap < TAG_PAUSE_S or pos[i] is None or pos[i - 1] is None:
+        if gap < pause_s or pos[i] is None or pos[i - 1] is None:
             continue
         between = text[pos[i - 1] + len(words[i - 1].text.strip()):pos[i]]
         if any(ch in _PUNCT for ch in between) and gap < 1.0:
@@ -146,16 +141,16 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - a model fault must not lose the recording
         got = {}
     if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
-        from ..agents.backends.rules_compose import compose_task  # deterministic fallback
+        from ..agents.compose import compose_task  # deterministic fallback
 
         got = {**compose_task(task), **{k: v for k, v in got.items() if isinstance(v, str) and v.strip()}}
     return {k: re.sub(r"\s+", " ", got[k]).strip() for k in ("caption", "contextual_inference")}
 
 
-def finalize(store: StateStore, rec: str, backend: Backend, config: Config, label_lang: str) -> list[SegmentRecord]:
-    if label_lang not in ("zh", "en"):
-        raise ValueError(f"label language must be 'zh' or 'en', got {label_lang!r}")
+def finalize(ctx: StageContext) -> list[SegmentRecord]:
+    store, rec, backend, config, label_lang = ctx.store, ctx.rec, ctx.backend, ctx.config, ctx.label_language
     segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
+    pause_s = config.calibration.tag_pause_s
     preds, contracts, evidence = store.predictions(rec), store.contracts(rec), store.evidence(rec)
     order: list[str] = []
     for s in segments:
@@ -187,7 +182,7 @@ def finalize(store: StateStore, rec: str, backend: Backend, config: Config, labe
         start = int(round(s.start * 1000))
         row = {
             "speaker_id": ids[s.speaker], "speaker_name": names[s.speaker], "text": s.text,
-            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang),
+            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang, pause_s),
             "start_time": start, "end_time": max(start, int(round(s.end * 1000))),
             "language": s.language or label_lang, **values, **composed,
         }
@@ -195,5 +190,5 @@ def finalize(store: StateStore, rec: str, backend: Backend, config: Config, labe
     records = validate_records([d for _, d in items])
     with store.transaction() as c:
         store.write_records(c, rec, items)
-        store.mark_stage(c, rec, "finalize", {"records": len(items), "speakers": len(order)})
+        store.mark_stage(c, rec, StageName.FINALIZE, {"records": len(items), "speakers": len(order)})
     return records

@@ -1,6 +1,6 @@
 """Prior evidence extractors (stage 7): acoustic statistics, speaker traits, scene, emotion.
 
-``extract_priors`` is imported lazily so that ``priors.names`` / ``priors.settings`` stay
+``extract_priors`` is imported lazily so that ``priors.names`` stays
 cheap to import from config and agents.
 """
 

@@ -1,6 +1,6 @@
 """DataSpeech-style acoustic statistics of one segment (stage 7, enhanced audio).
 
-Pitch: pyworld DIO + StoneMask (within 1 % of Praat, RTF 0.008, MODELS.md). Loudness:
+Pitch: pyworld DIO + StoneMask (within 1 % of Praat, RTF 0.008, docs/models.md). Loudness:
 pyloudnorm (ITU BS.1770). Energy, pauses and speech span: 10 ms frame energies with a
 threshold relative to the segment's own peak and noise floor. Speaking rate: transcript
 units (chars for zh, syllables otherwise) over the speech span.

@@ -1,7 +1,7 @@
 """Stage 7 entry point: all prior evidence of a recording's segments.
 
 Acoustic statistics read the enhanced waveform; gender, scene and emotion evidence read the
-original (DESIGN.md stage 7). Segment evidence is keyed by segment key, per-speaker
+original (docs/DESIGN.md stage 7). Segment evidence is keyed by segment key, per-speaker
 aggregates by ``speaker:<label>``, population statistics by ``recording``.
 """
 
@@ -17,13 +17,14 @@ from typing import Any, Iterable
 import numpy as np
 
 from speechannotator.audio import Audio
-from speechannotator.priors import calibration, emotion, scene
+from speechannotator.calibration import DEFAULT, Calibration
+from speechannotator.priors import emotion, scene
 from speechannotator.priors.acoustic import segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
-from speechannotator.priors.settings import PriorsSettings, settings_from_config
+from speechannotator.config import PriorsSettings
 from speechannotator.records import Evidence, Segment, speaker_key
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def provenance(name: str) -> tuple[str, str, str]:
         return ("priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth")) if _ver("praat-parselmouth") else (
             "priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1")
     if name in ("pitch.class", "rate.class"):
-        return "priors.calibration", "literature bins (calibration.py)", "1"
+        return "calibration", "literature bins (speechannotator/calibration.py)", "1"
     return "priors.acoustic", "dsp", "1"
 
 
@@ -101,14 +102,15 @@ def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | 
             raise ValueError(f"segment {s.key}: bad times start={s.start} end={s.end}")
 
 
-def segment_evidence(audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings) -> tuple[list[Evidence], dict]:
+def segment_evidence(audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings,
+                     cal: Calibration = DEFAULT) -> tuple[list[Evidence], dict]:
     """Acoustic and gender evidence of one segment, plus internal values for later steps."""
     orig = audio.span(seg.start, seg.end)
     enh = enhanced[int(round(seg.start * audio.sample_rate)) : int(round(seg.start * audio.sample_rate)) + len(orig)]
     stats, _track = segment_stats(enh, orig, seg.text, seg.language, praat=s.use_parselmouth)
     out = [_ev(seg.key, n, v, stats.reliability.get(n, 0.5)) for n, v in stats.values.items() if v is not None]
     med = stats.values.get("pitch.median_hz")
-    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s)
+    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal)
     if g.p_male is not None:
         out.append(_ev(seg.key, "gender.p_male", g.p_male, g.reliability))
         out.append(_ev(seg.key, "gender.label", "male" if g.p_male >= 0.5 else "female", g.reliability))
@@ -126,7 +128,8 @@ def _value(evs: list[Evidence], key: str, name: str) -> Any:
     return None
 
 
-def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence]) -> list[Evidence]:
+def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence],
+                      cal: Calibration = DEFAULT) -> list[Evidence]:
     """Per-segment values relative to the speaker, and calibrated classes."""
     by = {(e.key, e.name): e for e in seg_evs + spk_evs}
     out: list[Evidence] = []
@@ -138,12 +141,12 @@ def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs:
         gender = spk_gender.value if spk_gender is not None else None
         if med is not None:
             rel = med.reliability * (spk_gender.reliability if spk_gender is not None else 0.3)
-            out.append(_ev(seg.key, "pitch.class", calibration.pitch_class(med.value, gender), rel, ""))
+            out.append(_ev(seg.key, "pitch.class", cal.pitch_class(med.value, gender), rel, ""))
             if spk_med is not None and spk_med.value:
                 out.append(_ev(seg.key, "pitch.rel_speaker_semitones", 12 * math.log2(med.value / spk_med.value), med.reliability))
         rate = by.get((seg.key, "rate.units_per_s"))
         if rate is not None:
-            out.append(_ev(seg.key, "rate.class", calibration.rate_class(rate.value, seg.language), rate.reliability, ""))
+            out.append(_ev(seg.key, "rate.class", cal.rate_class(rate.value, seg.language), rate.reliability, ""))
             spk_rate = by.get((sk, "rate.units_per_s"))
             if spk_rate is not None and spk_rate.value:
                 out.append(_ev(seg.key, "rate.rel_speaker", rate.value / spk_rate.value, rate.reliability))
@@ -155,7 +158,8 @@ def extract_priors(
     segments: list[Segment],
     *,
     enhanced: np.ndarray | None = None,
-    config: Any | None = None,
+    settings: PriorsSettings | None = None,
+    calibration: Calibration = DEFAULT,
     progress: bool = False,
 ) -> list[Evidence]:
     """All prior evidence for ``segments`` of ``audio``.
@@ -163,23 +167,23 @@ def extract_priors(
     ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
     here if enhancement is enabled, else the original audio stands in.
     """
-    s = settings_from_config(config)
+    s = settings or PriorsSettings()
     _check_inputs(audio, segments, enhanced)
     if enhanced is None:
-        from speechannotator.frontend.enhance import enhance
+        from speechannotator.enhance import enhance
 
         enhanced = enhance(audio, s)
     segments = sorted(segments, key=lambda x: (x.start, x.key))
     seg_evs: list[Evidence] = []
     for seg in _progress(segments, progress):
-        evs, _info = segment_evidence(audio, enhanced, seg, s)
+        evs, _info = segment_evidence(audio, enhanced, seg, s, calibration)
         seg_evs.extend(evs)
     seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s)))
     speakers = {seg.key: seg.speaker for seg in segments}
     durations = {seg.key: seg.duration for seg in segments}
     template = {e.name: e for e in seg_evs}
     spk_evs = speaker_aggregates(seg_evs, speakers, durations, template)
-    rel_evs = relative_evidence(segments, seg_evs, spk_evs)
+    rel_evs = relative_evidence(segments, seg_evs, spk_evs, calibration)
     rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
     rec_evs = population(seg_evs, speakers, durations, template)
     return seg_evs + rel_evs + spk_evs + rec_evs

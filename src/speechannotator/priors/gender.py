@@ -1,10 +1,10 @@
 """Gender evidence: the shipped voice2gender XGBoost classifier, cross-checked with pitch.
 
-voice2gender (MODELS.md: 14/15 on test voices) reads spectral and cepstral-F0 features of
+voice2gender (docs/models.md: 14/15 on test voices) reads spectral and cepstral-F0 features of
 the original audio. Its F0 search stops at 280 Hz and it follows pitch, so we fuse it with
 an independent pitch likelihood from pyworld's median F0: adult male speaking F0 clusters
 around 100-140 Hz and female around 180-240 Hz with little overlap near 165 Hz (see
-calibration.py), so a logistic in semitones around 165 Hz, 3 st wide, is the pitch vote.
+speechannotator/calibration.py), so a logistic in semitones around 165 Hz, 3 st wide, is the pitch vote.
 The two votes add as log-odds; where they disagree the fused probability sits near 0.5 and
 the reliability drops, which is what the agents should see.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from speechannotator.priors.calibration import GENDER_BOUNDARY_HZ
+from speechannotator.calibration import DEFAULT, Calibration
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +86,10 @@ def _fast_predict(pcm: bytes) -> float:
     return 1.0 - female
 
 
-def pitch_p_male(median_f0: float | None) -> float | None:
+def pitch_p_male(median_f0: float | None, cal: Calibration = DEFAULT) -> float | None:
     if median_f0 is None or not median_f0 > 0:
         return None
-    st = 12.0 * math.log2(GENDER_BOUNDARY_HZ / median_f0)
+    st = 12.0 * math.log2(cal.gender_boundary_hz / median_f0)
     return _sigmoid(st / _PITCH_SCALE_ST)
 
 
@@ -110,8 +110,9 @@ def fuse(p_model: float | None, p_pitch: float | None, voiced_s: float) -> Gende
     return GenderVote(p, p_model, p_pitch, float(min(1.0, rel)))
 
 
-def gender_vote(original: np.ndarray, median_f0: float | None, voiced_s: float) -> GenderVote:
-    return fuse(model_p_male(original), pitch_p_male(median_f0), voiced_s)
+def gender_vote(original: np.ndarray, median_f0: float | None, voiced_s: float,
+                cal: Calibration = DEFAULT) -> GenderVote:
+    return fuse(model_p_male(original), pitch_p_male(median_f0, cal), voiced_s)
 
 
 def label_of(p_male: float | None) -> str | None:

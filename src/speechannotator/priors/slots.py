@@ -2,7 +2,7 @@
 
 Each slot loads lazily, once; when the path is unset the slot is silent, and when the path
 or the package is missing it logs one clear message and is skipped. None of these weights
-ship in a package (MODELS.md), so on the CPU default they are all off.
+ship in a package (docs/models.md), so on the CPU default they are all off.
 
 * emotion2vec_plus (FunASR ``AutoModel``): ``emotion2vec_path`` = the model directory.
 * sound events: PANNs CNN14 checkpoint (``.pth``, needs ``panns_inference``) or any ONNX

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from ...schema import canonical_closed, is_empty_marker
-from .base import ComposeTask
-from .rules_review import parse_emotion
-from .rules_text import speech_act
+from ..schema import canonical_closed, is_empty_marker
+from .backend import ComposeTask
+from .phrases import parse_emotion
+from .transcript import speech_act
 
 _STATE = {
     "zh": {"tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
@@ -68,7 +68,8 @@ def _who(values: dict[str, str], lang: str) -> str:
     g = canonical_closed("gender", values.get("gender"))
     a = canonical_closed("age", values.get("age"))
     if lang == "zh":
-        age = {"child": "儿童", "teenager": "少年", "young adult": "青年", "middle-aged": "中年", "elderly": "老年"}.get(a or "", "")
+        age = {"child": "儿童", "teenager": "少年", "young adult": "青年", "middle-aged": "中年",
+               "elderly": "老年"}.get(a or "", "")
         gen = {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
         return age + gen
     age = {"child": "child's", "teenager": "teenage", "young adult": "young adult", "middle-aged": "middle-aged",
@@ -123,7 +124,9 @@ def _scene_sentence(task: ComposeTask) -> str:
     clean = snr is not None and isinstance(snr.value, (int, float)) and snr.value >= 25
     if lang == "zh":
         return "录音背景干净，呈现近距离拾音的特征。" if clean else "片段中没有可辨识的环境声线索。"
-    return "The recording is clean, with close-miked speech." if clean else "The segment carries no identifiable scene cues."
+    if clean:
+        return "The recording is clean, with close-miked speech."
+    return "The segment carries no identifiable scene cues."
 
 
 def _discourse(task: ComposeTask, act: str) -> str:
@@ -155,7 +158,8 @@ def contextual_inference(task: ComposeTask) -> str:
     act = speech_act(task.segment.text)
     speed, tone = v.get("speed", ""), v.get("tone", "")
     if lang == "zh":
-        state = f"其{speed}，以{tone}表达，显示出{_STATE['zh'][lid]}。" if speed and tone else f"其表达显示出{_STATE['zh'][lid]}。"
+        shown = _STATE["zh"][lid]
+        state = f"其{speed}，以{tone}表达，显示出{shown}。" if speed and tone else f"其表达显示出{shown}。"
     else:
         state = (f"The {speed} and {tone} suggest {_STATE['en'][lid]}." if speed and tone
                  else f"The delivery suggests {_STATE['en'][lid]}.")

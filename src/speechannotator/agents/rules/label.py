@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import re
 
+from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Segment
 from ...schema import canonical_closed, closed_value, is_empty_marker
-from . import phrases_en, phrases_zh
-from . import rules_calibration as cal
-from .base import LabelTask
-from .rules_evidence import FieldView, speaker_gender
-from .rules_prosody import (Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture,
-                            label_tone)
-from .rules_text import internal_gaps
+from ..backend import LabelTask
+from ..phrases import phrases
+from ..transcript import internal_gaps
+from .evidence import FieldView, speaker_gender
+from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
 _SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
 _MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearful", "happy": "happy",
@@ -29,32 +28,29 @@ _MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearf
                    "中立/neutral": "neutral", "难过/sad": "sad", "吃惊/surprised": "surprised"}
 
 
-def phrases(lang: str):
-    return phrases_zh if lang == "zh" else phrases_en
-
-
 def suggestion(request: str) -> str | None:
     m = _SUGGESTION.search(request or "")
     return m.group(1).strip() if m else None
 
 
-def _gender_local(v: FieldView) -> tuple[str | None, float]:
+def local_gender(v: FieldView) -> tuple[str | None, float]:
     g, p = speaker_gender(v.num, v.text)
     if g is not None:
         return g, p
     hz = v.num("pitch.median_hz") or v.num("pitch.mean_hz")
     if hz is None:
         return None, 0.0
-    # Pitch alone separates adult voices only outside the 150-185 Hz overlap.
-    if hz < 150:
-        return "male", 0.75 if hz < 135 else 0.6
-    if hz > 185:
-        return "female", 0.75 if hz > 200 else 0.6
+    # Pitch alone separates adult voices only outside their overlap (150-185 Hz by default).
+    cal = v.cal
+    if hz < cal.pitch_male_below_hz:
+        return "male", 0.75 if hz < cal.pitch_male_confident_hz else 0.6
+    if hz > cal.pitch_female_above_hz:
+        return "female", 0.75 if hz > cal.pitch_female_confident_hz else 0.6
     return None, 0.5
 
 
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
-    g, p = _gender_local(v)
+    g, p = local_gender(v)
     sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
     sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
     lang = P.LANG
@@ -83,7 +79,7 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
-    g, _ = _gender_local(v)
+    g, _ = local_gender(v)
     if g is None and (sp := v.num("speaker.gender.p_male")) is not None:
         g = "male" if sp >= 0.5 else "female"
     hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
@@ -91,9 +87,10 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
     if hz is not None and hz >= 300:
         canon, why = "child", f"very high F0 {hz:.0f} Hz"
-    elif (jit or 0) > cal.JITTER_HIGH and (shim or 0) > cal.SHIMMER_HIGH and (hnr is None or hnr < cal.HNR_EDGES_DB[0]):
+    elif ((jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high
+          and (hnr is None or hnr < v.cal.hnr_low_db)):
         canon, why = "elderly", "high jitter and shimmer"
-    elif g == "male" and hz is not None and cal.pitch_class(hz, "male") <= -1:
+    elif g == "male" and hz is not None and v.cal.pitch_class(hz, "male") <= -1:
         canon, why = "middle-aged", "low male F0"
     else:
         canon, why = "young adult", "adult voice without age cues"
@@ -179,7 +176,8 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     items, seen = [], False
-    for name, thr, key in (("events.laughter", cal.LAUGHTER_PROB, "laughter"), ("events.breath", cal.BREATH_PROB, "breath")):
+    events = (("events.laughter", v.cal.laughter_prob, "laughter"), ("events.breath", v.cal.breath_prob, "breath"))
+    for name, thr, key in events:
         x = v.num(name)
         seen = seen or x is not None
         if x is not None and x >= thr:
@@ -198,8 +196,8 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb", "snr.db",
-                 "events.music", "events.singing"):
+    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb",
+                 "snr.db", "events.music", "events.singing"):
         x = v.num(name)
         if x is not None:
             f[name] = x
@@ -209,17 +207,17 @@ def scene_facts(v: FieldView) -> dict:
             f[name] = x.lower()
     # The noise-type heuristic confuses low rumble with babble (priors README: reliability
     # 0.6); name a source only when its extractor trusts it, else say "noise".
-    if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < cal.NOISE_TYPE_MIN_RELIABILITY:
+    if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < v.cal.noise_type_min_reliability:
         f["scene.noise_type"] = "noise"
     return f
 
 
-def background_kind(f: dict) -> str | None:
-    music = (f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.MUSIC_PROB
-             or f.get("events.music", 0) >= cal.MUSIC_PROB)  # events.*: a plugged-in sound event tagger
-    singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.MUSIC_PROB
-    noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.DNSMOS_BAK_NOISY
-             or f.get("snr.db", 99) < cal.SNR_NOISY_DB)
+def background_kind(f: dict, cal: Calibration = DEFAULT) -> str | None:
+    music = (f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.music_prob
+             or f.get("events.music", 0) >= cal.music_prob)  # events.*: a plugged-in sound event tagger
+    singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.music_prob
+    noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.dnsmos_bak_noisy
+             or f.get("snr.db", 99) < cal.snr_noisy_db)
     ntype = f.get("scene.noise_type", "")
     if singing:
         return "singing"
@@ -228,7 +226,7 @@ def background_kind(f: dict) -> str | None:
     if music:
         return "music"
     if noisy:
-        if f.get("snr.db", 0) >= cal.SNR_FAINT_DB and f.get("scene.dnsmos_bak", 5) >= cal.DNSMOS_BAK_FAINT:
+        if f.get("snr.db", 0) >= cal.snr_faint_db and f.get("scene.dnsmos_bak", 5) >= cal.dnsmos_bak_faint:
             return "faint"  # audible but far below the speech: do not name a source
         return ntype if ntype in ("stationary", "babble", "impulsive") else "noise"
     return None
@@ -238,7 +236,7 @@ def label_background(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     f = scene_facts(v)
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
-    kind = background_kind(f)
+    kind = background_kind(f, v.cal)
     if kind is None:
         return Outcome(P.NONE, 0.7, "ok", "scene evidence shows a clean background")
     return Outcome(P.BACKGROUND[kind], 0.7, "ok", f"scene evidence: {kind}")
@@ -249,10 +247,10 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
     # The reverberation proxy counts only where its extractor trusts it.
-    if f.get("scene.reverb", 0) >= cal.REVERB_HIGH and v.reliability("scene.reverb") >= cal.REVERB_MIN_RELIABILITY:
+    if f.get("scene.reverb", 0) >= v.cal.reverb_high and v.reliability("scene.reverb") >= v.cal.reverb_min_reliability:
         return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
-    kind = background_kind(f)
-    if kind == "babble" and f.get("snr.db", 99) < cal.SNR_NOISY_DB:
+    kind = background_kind(f, v.cal)
+    if kind == "babble" and f.get("snr.db", 99) < v.cal.snr_noisy_db:
         return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
     if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
         return Outcome(P.ENVIRONMENT["noisy"], 0.45, "ok", "loud steady noise")
@@ -276,11 +274,11 @@ def _valid_suggestion(field: str, text: str, lang: str) -> str | None:
     return text if 0 < len(text) <= 120 else None
 
 
-def label_task(task: LabelTask, backend_name: str) -> dict[str, Prediction]:
+def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -> dict[str, Prediction]:
     P = phrases(task.label_language)
     out: dict[str, Prediction] = {}
     for field in task.fields:
-        view = FieldView(field, task.contracts.get(field), task.evidence, task.context)
+        view = FieldView(field, task.contracts.get(field), task.evidence, task.context, cal)
         request = task.revision_requests.get(field, "")
         try:
             sug = _valid_suggestion(field, suggestion(request), task.label_language) if suggestion(request) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ...records import Contract, Evidence, Prediction, Segment, Verdict
+from ..records import Contract, Evidence, Prediction, Segment, Verdict
 
 
 @dataclass
@@ -56,6 +56,9 @@ class ComposeTask:
 @runtime_checkable
 class Backend(Protocol):
     name: str
+    # Whether label tasks should carry the segment's audio (``LabelTask.audio_wav``). A
+    # backend may turn it off during a run, e.g. when its endpoint rejects audio input.
+    wants_audio: bool
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
         """Predict every field in task.fields. Never raises for model faults: a field

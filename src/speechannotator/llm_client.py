@@ -1,5 +1,8 @@
 """One OpenAI-compatible chat endpoint: request building, fault classification, capability fallback.
 
+The one chat client of the project: the openai agent backend, the LLM transcript refiner and the
+baseline runner all send their requests through ``ChatClient``.
+
 ``ChatClient.chat`` sends exactly one HTTP request and either returns the answer text or raises
 a ``CallError`` that says whether a retry can help. Two refusals are capability negotiation,
 not faults: a server that rejects ``response_format`` json_schema is downgraded to json_object
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from ...config import EndpointConfig
+from .config import EndpointConfig
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +127,8 @@ def resolve_api_key(endpoint: EndpointConfig, role: str) -> str:
     host = urlparse(endpoint.url or "").hostname or ""
     if _is_local(host):
         return LOCAL_DUMMY_KEY  # local servers (vLLM, llama.cpp, Ollama) ignore the key
-    raise ValueError(f"{role} endpoint {endpoint.url} needs an API key: set the environment variable {endpoint.api_key_env}")
+    raise ValueError(f"{role} endpoint {endpoint.url} needs an API key: set the environment variable "
+                     f"{endpoint.api_key_env}")
 
 
 def _error_text(exc: Any) -> str:
@@ -140,15 +144,18 @@ def _error_text(exc: Any) -> str:
 class ChatClient:
     """Chat completions on one endpoint with JSON output; one request per ``chat`` call."""
 
-    def __init__(self, endpoint: EndpointConfig, *, role: str, stats: BackendStats, max_tokens: int | None = None) -> None:
+    def __init__(self, endpoint: EndpointConfig, *, role: str, stats: BackendStats | None = None,
+                 max_tokens: int | None = None, client: Any = None) -> None:
+        """``client`` replaces the ``openai.OpenAI`` instance (anything with ``chat.completions.create``)."""
         import openai
 
         if not endpoint.url:
             raise ValueError(f"{role} endpoint url is not set (config [{role}] url)")
-        self.endpoint, self.role, self.stats, self.max_tokens = endpoint, role, stats, max_tokens
+        self.endpoint, self.role, self.max_tokens = endpoint, role, max_tokens
+        self.stats = stats if stats is not None else BackendStats()
         self.url = base_url(endpoint.url)
         self._openai = openai
-        self._client = openai.OpenAI(
+        self._client = client if client is not None else openai.OpenAI(
             base_url=self.url,
             api_key=resolve_api_key(endpoint, role),
             timeout=endpoint.timeout_s,
@@ -196,7 +203,7 @@ class ChatClient:
 
     def chat(
         self,
-        system: str,
+        system: str | None,
         user_text: str,
         schema: dict[str, Any],
         *,
@@ -211,9 +218,10 @@ class ChatClient:
                 {"type": "input_audio", "input_audio": {"data": audio_wav_b64, "format": "wav"}},
                 {"type": "text", "text": user_text},
             ]
+        messages = [{"role": "system", "content": system}] if system is not None else []
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": content}],
+            "messages": [*messages, {"role": "user", "content": content}],
             "temperature": self.endpoint.temperature if temperature is None else temperature,
         }
         if max_tokens or self.max_tokens:
@@ -229,7 +237,8 @@ class ChatClient:
         except oa.APITimeoutError as exc:
             raise CallError("timeout", f"no answer within {self.endpoint.timeout_s:g} s", retryable=True) from exc
         except oa.APIConnectionError as exc:
-            raise CallError("connection", f"cannot reach {self.url} ({_error_text(exc.__cause__ or exc)})", retryable=True) from exc
+            why = _error_text(exc.__cause__ or exc)
+            raise CallError("connection", f"cannot reach {self.url} ({why})", retryable=True) from exc
         except oa.APIStatusError as exc:
             status, msg = exc.status_code, _error_text(exc)
             if audio_wav_b64 is not None and status in (400, 415, 422, 500, 501) and _AUDIO_REFUSAL.search(msg):
@@ -241,7 +250,8 @@ class ChatClient:
             retryable = status >= 500 or status in (408, 409, 429)
             raise CallError("http", f"HTTP {status}: {msg}", retryable=retryable) from exc
         except Exception as exc:  # an unparsable body or any client-side surprise is a bad answer
-            raise CallError("invalid", f"unreadable response ({exc.__class__.__name__}: {_error_text(exc)})", retryable=True) from exc
+            why = f"{exc.__class__.__name__}: {_error_text(exc)}"
+            raise CallError("invalid", f"unreadable response ({why})", retryable=True) from exc
         return self._answer_text(resp)
 
     def _answer_text(self, resp: Any) -> str:

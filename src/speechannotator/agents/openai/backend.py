@@ -15,14 +15,16 @@ import base64
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from ...config import Config, EndpointConfig
+from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
+from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
 from . import prompts
-from .base import Backend, ComposeTask, LabelTask, ReviewTask
 from .json_schemas import (
     AnswerError,
     compose_schema,
@@ -33,7 +35,6 @@ from .json_schemas import (
     parse_review_answer,
     review_schema,
 )
-from .llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 
 log = logging.getLogger(__name__)
 
@@ -62,24 +63,13 @@ class OpenAIOptions:
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
 
 
-def _admits(name: str, admissible: list[str]) -> bool:
-    bare = name[len("speaker."):] if name.startswith("speaker.") else name
-    for a in admissible:
-        a = a.strip()
-        if not a:
-            continue
-        for n in (name, bare):
-            if n == a or (a.endswith(".") and n.startswith(a)) or n.startswith(a + "."):
-                return True
-    return False
-
-
-def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool, context: bool) -> list[str]:
+def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool,
+            context: bool) -> list[str]:
     """Evidence names a field may cite: its contract's admitted evidence plus the raw inputs."""
     names = sorted(evidence)
     contract = contracts.get(field)
     if contract is not None and contract.admissible_evidence:
-        admitted = [n for n in names if _admits(n, contract.admissible_evidence)]
+        admitted = [n for n in names if contract.admits(n)]
         # A contract written in other terms than the evidence names: the task's evidence is
         # already admitted by the agent, so keep all of it rather than none.
         names = admitted or names
@@ -118,8 +108,12 @@ class OpenAIBackend:
         self.audio_enabled = accepts_audio(labeler)
         self.fallback = fallback  # used for compose texts the endpoint could not produce
 
+    @property
+    def wants_audio(self) -> bool:
+        return self.audio_enabled
+
     @classmethod
-    def from_config(cls, config: Config, *, fallback: Backend | None = None) -> "OpenAIBackend":
+    def from_config(cls, config: Config, *, fallback: Backend | None = None) -> OpenAIBackend:
         """Build from the pipeline Config ([labeler] and [reviewer] sections)."""
         options = OpenAIOptions(
             max_value_chars=config.labeler.max_value_chars,
@@ -157,7 +151,8 @@ class OpenAIBackend:
         while remaining:
             with_audio = b64 is not None and self.audio_enabled and client is self.labeler
             system, user, schema = build(remaining, with_audio, client.format_mode != "json_schema")
-            temperature = max(client.endpoint.temperature, self.options.retry_temperature) if raise_temperature else None
+            temperature = (max(client.endpoint.temperature, self.options.retry_temperature)
+                           if raise_temperature else None)
             try:
                 text = client.chat(
                     system, user, schema, schema_name=schema_name, audio_wav_b64=b64 if with_audio else None,
@@ -170,10 +165,10 @@ class OpenAIBackend:
                     self._disable_audio(str(exc))
                 if negotiations <= _MAX_NEGOTIATIONS:
                     continue  # a capability fallback, not a retry
-                errors = {k: f"{exc.kind}: {exc}" for k in remaining}
+                errors = dict.fromkeys(remaining, f"{exc.kind}: {exc}")
                 break
             except CallError as exc:
-                errors = {k: f"{exc.kind}: {exc}" for k in remaining}
+                errors = dict.fromkeys(remaining, f"{exc.kind}: {exc}")
                 if not exc.retryable or attempt >= max_retries:
                     break
                 attempt += 1
@@ -182,7 +177,7 @@ class OpenAIBackend:
                 raise_temperature = exc.kind == "invalid"
                 continue
             except AnswerError as exc:
-                errors = {k: f"invalid answer: {exc}" for k in remaining}
+                errors = dict.fromkeys(remaining, f"invalid answer: {exc}")
                 if attempt >= max_retries:
                     break
                 attempt, raise_temperature = attempt + 1, True
@@ -255,7 +250,8 @@ class OpenAIBackend:
 
         good, failed, used_audio = self._run(
             self.labeler, fields, schema_name="segment_labels", build=build, parse=parse,
-            max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars), audio_wav=task.audio_wav,
+            max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars),
+            audio_wav=task.audio_wav,
         )
         inputs = "audio, transcript, evidence" if used_audio else "transcript, evidence"
         for f in fields:
@@ -361,7 +357,8 @@ class OpenAIBackend:
         out = {k: good.get(k, "") for k in keys}
         if failed:
             self.stats.add(failures=1, failed_fields=len(failed))
-            log.warning("compose of %s failed for %s: %s", task.segment.key, ", ".join(failed), "; ".join(failed.values()))
+            log.warning("compose of %s failed for %s: %s", task.segment.key, ", ".join(failed),
+                        "; ".join(failed.values()))
             if self.fallback is not None:
                 try:
                     backup = self.fallback.compose(task)

@@ -29,18 +29,31 @@ FIELD_GUIDE: dict[str, tuple[str, dict[str, str]]] = {
     "gender": ("perceived gender of the voice", {"zh": "男声", "en": "male"}),
     "age": ("perceived age band of the voice", {"zh": "中年", "en": "middle-aged"}),
     "accent": ("accent or dialect of the speech", {"zh": "标准普通话", "en": "standard American English"}),
-    "pitch": ("pitch level, range and contour, one sentence", {"zh": "整体音高中等偏高，句尾略有下降", "en": "medium-high pitch that falls at the end"}),
+    "pitch": ("pitch level, range and contour, one sentence",
+        {"zh": "整体音高中等偏高，句尾略有下降", "en": "medium-high pitch that falls at the end"}),
     "speed": ("speaking rate, one sentence", {"zh": "语速较快且音节推进紧凑", "en": "fairly fast, compact delivery"}),
-    "rhythm": ("rhythm, fluency and pausing, one sentence", {"zh": "节奏紧凑，句中无明显停顿", "en": "steady rhythm with no noticeable pauses"}),
-    "tone": ("tone and attitude of the delivery, one sentence", {"zh": "急促而坚定的陈述语气", "en": "urgent yet firm declarative tone"}),
-    "texture": ("voice quality and timbre, one sentence", {"zh": "音色清晰，略带气声", "en": "clear timbre with slight breathiness"}),
-    "pronunciation": ("articulation and clarity, one sentence", {"zh": "咬字清晰，无明显吞音", "en": "crisp articulation, no slurring"}),
+    "rhythm": ("rhythm, fluency and pausing, one sentence",
+        {"zh": "节奏紧凑，句中无明显停顿", "en": "steady rhythm with no noticeable pauses"}),
+    "tone": ("tone and attitude of the delivery, one sentence",
+        {"zh": "急促而坚定的陈述语气", "en": "urgent yet firm declarative tone"}),
+    "texture": ("voice quality and timbre, one sentence",
+        {"zh": "音色清晰，略带气声", "en": "clear timbre with slight breathiness"}),
+    "pronunciation": ("articulation and clarity, one sentence",
+        {"zh": "咬字清晰，无明显吞音", "en": "crisp articulation, no slurring"}),
     "emotion": ("emotion with intensity, formatted label (intensity)", {"zh": "平静（较弱）", "en": "calm (weak)"}),
-    "paralinguistic": ("non-verbal vocal events (sigh, laughter, pause, breath), or the none marker", {"zh": "无", "en": "none"}),
-    "environment": ("recording environment, or the none marker when it cannot be told", {"zh": "安静的室内", "en": "quiet indoor room"}),
-    "background_sound": ("background sounds, or the none marker when absent", {"zh": "持续的引擎轰鸣", "en": "steady engine rumble"}),
-    "caption": ("a 2-3 sentence description of how the speech sounds, from the reviewed attributes", {"zh": "中年男声，标准普通话，语速较快，情绪紧张。", "en": "A middle-aged male voice in standard American English, fast and tense."}),
-    "contextual_inference": ("what the situation and the speaker's state likely are, grounded in the context and evidence", {"zh": "说话人处于嘈杂的赛车环境中，语气紧张。", "en": "The speaker seems to be in a noisy race car, under pressure."}),
+    "paralinguistic": ("non-verbal vocal events (sigh, laughter, pause, breath), or the none marker",
+        {"zh": "无", "en": "none"}),
+    "environment": ("recording environment, or the none marker when it cannot be told",
+        {"zh": "安静的室内", "en": "quiet indoor room"}),
+    "background_sound": ("background sounds, or the none marker when absent",
+        {"zh": "持续的引擎轰鸣", "en": "steady engine rumble"}),
+    "caption": ("a 2-3 sentence description of how the speech sounds, from the reviewed attributes",
+        {"zh": "中年男声，标准普通话，语速较快，情绪紧张。",
+         "en": "A middle-aged male voice in standard American English, fast and tense."}),
+    "contextual_inference": (
+        "what the situation and the speaker's state likely are, grounded in the context and evidence",
+        {"zh": "说话人处于嘈杂的赛车环境中，语气紧张。",
+         "en": "The speaker seems to be in a noisy race car, under pressure."}),
 }
 
 LANGUAGE_NAME = {"zh": "Simplified Chinese", "en": "English"}
@@ -153,7 +166,8 @@ def label_messages(
     schema_in_prompt: dict[str, Any] | None,
 ) -> tuple[str, str]:
     """(system, user text) for labeling `fields` of one segment."""
-    source = "the attached segment audio, the transcript and the evidence" if with_audio else "the transcript and the acoustic evidence (no audio is attached)"
+    source = ("the attached segment audio, the transcript and the evidence" if with_audio
+              else "the transcript and the acoustic evidence (no audio is attached)")
     system = (
         "You are the Labeling Agent of a speech annotation system. You describe how one speech segment "
         f"sounds, judging from {source}. Follow each field's contract: use its admissible evidence in its "
@@ -221,7 +235,8 @@ def review_messages(
     }
     parts = [
         "Review these fields: " + ", ".join(fields) + ".",
-        'Answer as {"<field>": {"decision": "accept" or "revise", "reason": ..., "request": ... (empty when accepted)}}.',
+        'Answer as {"<field>": {"decision": "accept" or "revise", "reason": ..., '
+        '"request": ... (empty when accepted)}}.',
     ]
     if schema_in_prompt is not None:
         parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
@@ -241,7 +256,8 @@ def compose_messages(
     system = (
         "You write the caption and the contextual inference of one speech segment for a speech annotation "
         "system, from its transcript, its reviewed attribute values, the evidence and the context. State only "
-        f"what these support.\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
+        f"what these support.\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. "
+        "Answer with one JSON object and nothing else."
     )
     payload = {
         "segment": _segment_json(segment),

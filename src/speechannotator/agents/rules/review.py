@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker, normalize_text
-from .base import ReviewTask
-from .rules_evidence import FieldView, resolve_gender
-from .rules_label import (_gender_local, background_kind, label_emotion, label_paralinguistic, phrases,
-                          scene_facts)
-from .rules_prosody import label_pitch, label_speed, pitch_level, rate_level
+from ..backend import ReviewTask
+from ..phrases import parse_emotion, phrases
+from .evidence import FieldView, resolve_gender
+from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
+from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
@@ -41,8 +42,10 @@ _MSG = {
     },
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
-        "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, and the local evidence is too weak for a change.",
-        "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the transcript); label from acoustic evidence only.",
+        "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, "
+                 "and the local evidence is too weak for a change.",
+        "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the "
+                          "transcript); label from acoustic evidence only.",
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
@@ -62,15 +65,6 @@ def parse_level(text: str, table) -> int | None:
     for word, level in table:
         if word in low:
             return level
-    return None
-
-
-def parse_emotion(text: str, lang: str) -> str | None:
-    low = (text or "").lower()
-    for P in (phrases(lang), phrases("en" if lang == "zh" else "zh")):
-        for word, lid in P.EMOTION_PARSE:
-            if word in low:
-                return lid
     return None
 
 
@@ -102,12 +96,12 @@ def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, i
 
 
 class _Reviewer:
-    def __init__(self, task: ReviewTask):
-        self.task, self.lang = task, task.label_language
+    def __init__(self, task: ReviewTask, cal: Calibration):
+        self.task, self.lang, self.cal = task, task.label_language, cal
         self.P, self.M = phrases(self.lang), _MSG[self.lang]
 
     def view(self, field: str) -> FieldView:
-        return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context)
+        return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
     def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
         request = reason + (self.M["suggest"].format(s=sug) if sug else "")
@@ -138,7 +132,7 @@ class _Reviewer:
         canon = canonical_closed("gender", p.value)
         if canon is None:
             return self.reject("gender", self.M["missing"], None)
-        g, prob = _gender_local(self.view("gender"))
+        g, prob = local_gender(self.view("gender"))
         strong = g is not None and g == canon and prob >= 0.9
         return self._drift("gender", p, strong) or self.accept("gender", "consistent with evidence and speaker")
 
@@ -160,10 +154,11 @@ class _Reviewer:
         v = self.view("background_sound")
         facts = scene_facts(v)
         claimed = not is_empty_marker(p.value)
-        kind = background_kind(facts) if facts else None
+        kind = background_kind(facts, self.cal) if facts else None
         text = (self.task.segment.text or "").lower()
         if claimed:
-            kinds = _claims(str(p.value), self.P.BACKGROUND_PARSE) | _claims(str(p.value), phrases("en").BACKGROUND_PARSE)
+            kinds = (_claims(str(p.value), self.P.BACKGROUND_PARSE)
+                     | _claims(str(p.value), phrases("en").BACKGROUND_PARSE))
             lexical = any(w in text for w, _ in self.P.BACKGROUND_PARSE + phrases("en").BACKGROUND_PARSE
                           if w in str(p.value).lower())
             if facts and kind is None:
@@ -172,7 +167,8 @@ class _Reviewer:
                 return self.reject("background_sound", self.M["bg_unsupported"].format(v=p.value), self.P.NONE)
             if kind in ("music", "singing") and kinds and not kinds & {"music", "singing"}:
                 return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
-            return self.accept("background_sound", "supported by scene evidence" if facts else "no scene evidence to check")
+            why = "supported by scene evidence" if facts else "no scene evidence to check"
+            return self.accept("background_sound", why)
         if kind is not None and (facts.get("scene.music_prob", 0) >= 0.7 or facts.get("snr.db", 99) < 8
                                  or facts.get("scene.dnsmos_bak", 5) < 2.5):
             return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
@@ -186,7 +182,7 @@ class _Reviewer:
         value = str(p.value).lower()
         claims_noise = any(w in value for w in _ENV_CLAIMS)
         lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS if w in value)
-        clean = facts and background_kind(facts) is None and facts.get("scene.reverb", 0) < 0.3
+        clean = facts and background_kind(facts, self.cal) is None and facts.get("scene.reverb", 0) < 0.3
         if (not facts and lexical) or (claims_noise and clean):
             return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
         return self.accept("environment", "not contradicted by scene evidence")
@@ -224,7 +220,8 @@ class _Reviewer:
         level, conf, _ = rate_level(v, self.task.segment)
         said = parse_level(str(p.value), self.P.SPEED_PARSE)
         if level is not None and said is not None and conf >= 0.5 and abs(level - said) >= 2:
-            return self.reject("speed", self.M["speed"], label_speed(self.view("speed"), self.task.segment, self.P).value)
+            suggested = label_speed(self.view("speed"), self.task.segment, self.P).value
+            return self.reject("speed", self.M["speed"], suggested)
         return self.accept("speed", "matches the rate class" if level is not None else "no rate evidence")
 
     def _paralinguistic(self, p: Prediction) -> Verdict:
@@ -254,8 +251,8 @@ class _Reviewer:
         return self._open_nonempty("rhythm", p)
 
 
-def review_task(task: ReviewTask) -> dict[str, Verdict]:
-    r = _Reviewer(task)
+def review_task(task: ReviewTask, cal: Calibration = DEFAULT) -> dict[str, Verdict]:
+    r = _Reviewer(task, cal)
     out: dict[str, Verdict] = {}
     for field, pred in task.predictions.items():
         try:

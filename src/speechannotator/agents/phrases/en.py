@@ -1,4 +1,4 @@
-"""English surface forms of the rules backend's concepts (same names as phrases_zh.py)."""
+"""English surface forms of the rules backend's concepts (same names as zh.py)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ PARA = {"laughter": "laughter", "breath": "audible breathing", "sigh": "sigh", "
 PARA_TAGS = {"laughter": "<laughter>", "sigh": "<sigh>", "breath": "<breath>", "pause": "<pause>"}
 PARA_PARSE = (("laugh", "laughter"), ("sigh", "sigh"), ("breath", "breath"), ("pause", "pause"))
 
-BACKGROUND = {"faint": "faint background noise", "music": "continuous background music", "singing": "background singing",
+BACKGROUND = {"faint": "faint background noise", "music": "continuous background music",
+              "singing": "background singing",
               "stationary": "steady background noise", "babble": "crowd chatter", "impulsive": "intermittent noises",
               "noise": "noticeable background noise", "music_noise": "background music and noise"}
 BACKGROUND_PARSE = (("music", "music"), ("sing", "singing"), ("chatter", "babble"), ("crowd", "babble"),

@@ -2,7 +2,7 @@
 
 Every function takes language-neutral concepts (ordinal levels -2..2, ids) and returns a label
 in the style of the released demo: "整体音高中等偏高，句尾略有下降", "平静（中等）", "无".
-phrases_en.py has the same names.
+en.py has the same names.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def tone(quality: str, act: str) -> str:
     return f"{TONE_QUALITY[quality]}的{TONE_ACT[act]}语气"
 
 TEXTURE = {"deep": "低沉", "bright": "明亮", "neutral": "音色自然", "clear": "音色清晰", "hoarse": "略带沙哑",
-           "breathy": "略带气声", "tense": "略带紧张感", "thin": "略显单薄", "muffled": "音质略显模糊", "full": "圆润饱满"}
+           "breathy": "略带气声", "tense": "略带紧张感", "thin": "略显单薄", "muffled": "音质略显模糊",
+           "full": "圆润饱满"}
 
 PRON = {"clear": "咬字清晰", "complete": "每个字词发音完整，无明显含糊或吞音", "mostly": "整体可懂度高",
         "slurred": "部分字词略显含糊", "fast_ok": "语速较快但", "slow": "吐字从容，尾音自然",
@@ -63,8 +64,9 @@ PARA = {"laughter": "笑声", "breath": "呼吸声", "sigh": "叹气", "pause": 
 PARA_TAGS = {"laughter": "<笑声>", "sigh": "<叹气>", "breath": "<呼吸>", "pause": "<停顿>"}
 PARA_PARSE = (("笑", "laughter"), ("叹气", "sigh"), ("呼吸", "breath"), ("喘", "breath"), ("停顿", "pause"))
 
-BACKGROUND = {"faint": "轻微的背景噪声", "music": "持续的背景音乐", "singing": "背景歌声", "stationary": "持续的背景噪声",
-              "babble": "嘈杂的人声", "impulsive": "间歇的杂音", "noise": "明显的背景噪声", "music_noise": "背景音乐与噪声"}
+BACKGROUND = {"faint": "轻微的背景噪声", "music": "持续的背景音乐", "singing": "背景歌声",
+              "stationary": "持续的背景噪声", "babble": "嘈杂的人声", "impulsive": "间歇的杂音",
+              "noise": "明显的背景噪声", "music_noise": "背景音乐与噪声"}
 BACKGROUND_PARSE = (("音乐", "music"), ("歌", "singing"), ("人声", "babble"), ("噪", "noise"), ("杂音", "noise"),
                     ("引擎", "noise"), ("轰鸣", "noise"), ("掌声", "noise"), ("雨", "noise"), ("风", "noise"))
 ENVIRONMENT = {"reverberant": "混响明显的室内空间", "crowd": "人声嘈杂的公共场所", "noisy": "有持续噪声的环境",

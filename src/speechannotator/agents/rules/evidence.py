@@ -12,15 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...calibration import DEFAULT, Calibration
 from ...records import Contract, Evidence
-
-
-def admits(patterns: list[str], name: str) -> bool:
-    """Whether an evidence name is admitted by names / prefixes ("pitch." admits pitch.*)."""
-    for p in patterns:
-        if name == p or (p.endswith(".") and name.startswith(p)):
-            return True
-    return False
 
 
 @dataclass
@@ -29,6 +22,7 @@ class FieldView:
     contract: Contract | None
     evidence: dict[str, Evidence]
     context: dict[str, Any]
+    cal: Calibration = DEFAULT  # the thresholds the rules compare this field's evidence with
     cited: list[str] = field(default_factory=list)
 
     @property
@@ -36,18 +30,7 @@ class FieldView:
         return list(self.contract.context_scope) if self.contract else ["segment"]
 
     def _allowed(self, name: str) -> bool:
-        if self.contract is None:
-            return False
-        base = name
-        if name.startswith("speaker."):
-            if "speaker_history" not in self.scope:
-                return False
-            base = name[len("speaker.") :]
-        elif name.startswith("recording."):
-            if "recording" not in self.scope:
-                return False
-            base = name[len("recording.") :]
-        return admits(self.contract.admissible_evidence, base)
+        return self.contract is not None and self.contract.admits(name)
 
     def num(self, name: str, cite: bool = True) -> float | None:
         """A finite numeric evidence value, or None when absent, inadmissible or not a number."""

@@ -1,6 +1,6 @@
 """Transcript observations the rules backend may use in every ablation.
 
-The transcript and its word/character timestamps belong to the segment itself (stage 4/6),
+The transcript and its word/character timestamps belong to the segment itself (stages 4-6),
 not to prior evidence, so these stay available under --no-priors.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ...records import Segment
-from ...schema import has_cjk
+from ..records import Segment
+from ..schema import has_cjk
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z']+")

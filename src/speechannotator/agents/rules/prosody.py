@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...calibration import semitones
 from ...records import Segment
-from . import rules_calibration as cal
-from .rules_evidence import FieldView, resolve_gender
-from .rules_text import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from .evidence import FieldView, resolve_gender
 
 
 @dataclass
@@ -31,7 +31,7 @@ def pitch_level(v: FieldView, gender: str | None = None) -> tuple[int | None, st
         return None, "no pitch evidence"
     if gender is None:
         gender, _, _ = resolve_gender(v)
-    return cal.pitch_class(hz, gender), f"F0 {hz:.0f} Hz vs {gender or 'unknown'} norm"
+    return v.cal.pitch_class(hz, gender), f"F0 {hz:.0f} Hz vs {gender or 'unknown'} norm"
 
 
 def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
@@ -39,11 +39,11 @@ def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
     rate = v.num("rate.units_per_s")
     lang = seg.language or ""
     if rate is not None and rate > 0:
-        return cal.rate_class(rate, lang), 0.8, f"rate {rate:.1f} units/s"
+        return v.cal.rate_class(rate, lang), 0.8, f"rate {rate:.1f} units/s"
     rate = transcript_rate(seg)
     if rate is None:
         return None, 0.0, "no rate evidence and no transcript"
-    return cal.rate_class(rate, lang), 0.5, f"transcript rate {rate:.1f} units/s"
+    return v.cal.rate_class(rate, lang), 0.5, f"transcript rate {rate:.1f} units/s"
 
 
 def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
@@ -51,17 +51,17 @@ def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Out
     if level is None:
         return Outcome(P.PITCH_LEVEL[0], 0.2, "abstain", "no pitch evidence: cautious medium")
     std = v.num("pitch.std_semitones")
-    lo, hi = cal.PITCH_STD_EDGES_ST
+    lo, hi = v.cal.pitch_std_flat_st, v.cal.pitch_std_lively_st
     var = None if std is None else ("flat" if std < lo else "lively" if std >= hi else "some")
     fin = v.num("pitch.final_slope_semitones")
     final = "level"
     if fin is not None:
-        final = "steep_fall" if fin <= 2 * cal.FINAL_FALL_ST else "fall" if fin <= cal.FINAL_FALL_ST else (
-            "rise" if fin >= cal.FINAL_RISE_ST else "level")
+        final = "steep_fall" if fin <= 2 * v.cal.final_fall_st else "fall" if fin <= v.cal.final_fall_st else (
+            "rise" if fin >= v.cal.final_rise_st else "level")
     rel = ""
     hz, spk = v.num("pitch.median_hz", cite=False), v.num("speaker.pitch.median_hz")
     if hz and spk:
-        d = cal.semitones(hz, spk)
+        d = semitones(hz, spk)
         rel = P.PITCH_REL[1] if d >= 2.5 else P.PITCH_REL[-1] if d <= -2.5 else ""
     parts = [P.PITCH_LEVEL[level], P.PITCH_VAR[var] if var else "", P.PITCH_FINAL[final], rel]
     conf = 0.8 * max(0.3, v.reliability("pitch.median_hz") or v.reliability("pitch.mean_hz"))
@@ -108,7 +108,7 @@ def label_rhythm(v: FieldView, seg: Segment, P) -> Outcome:
     if est is not None and est >= 8.0:
         parts.append(P.RHYTHM_ENERGY["varied"])
     fin = v.num("pitch.final_slope_semitones")
-    if fin is not None and fin <= cal.FINAL_FALL_ST:
+    if fin is not None and fin <= v.cal.final_fall_st:
         parts.append(P.PITCH_FINAL["fall"])
     return Outcome(P.join(parts), conf, "ok", f"{note}; pauses {pause}")
 
@@ -157,11 +157,11 @@ def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
         return Outcome(P.TEXTURE["neutral"], 0.2, "abstain", "no voice-quality evidence")
     base = "deep" if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
     mods = []
-    hoarse = (hnr is not None and hnr < cal.HNR_EDGES_DB[0]) or (jit or 0) > cal.JITTER_HIGH or (
-        shim or 0) > cal.SHIMMER_HIGH
+    hoarse = (hnr is not None and hnr < v.cal.hnr_low_db) or (jit or 0) > v.cal.jitter_high or (
+        shim or 0) > v.cal.shimmer_high
     if hoarse:
-        mods.append("breathy" if (v.num("events.breath") or 0) >= cal.BREATH_PROB else "hoarse")
-    elif hnr is not None and hnr >= cal.HNR_EDGES_DB[1]:
+        mods.append("breathy" if (v.num("events.breath") or 0) >= v.cal.breath_prob else "hoarse")
+    elif hnr is not None and hnr >= v.cal.hnr_high_db:
         mods.append("clear")
     if sig is not None and sig < 3.0:
         mods.append("muffled")

@@ -1,0 +1,5 @@
+"""The `rules` backend: deterministic, evidence-grounded reasoning (the CPU default, no model)."""
+
+from .backend import RulesBackend
+
+__all__ = ["RulesBackend"]
