@@ -13,8 +13,8 @@ import click
 from . import __version__
 from .agents.cli import explain
 from .config import load_config
-from .export.formats import EXPORT_FORMATS
 from .evaluation.cli import bench_group, eval_group
+from .export.formats import EXPORT_FORMATS
 
 
 def _fail(path: Path | str, cause: str) -> None:
@@ -138,7 +138,7 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_add
                                   ray_options=ray_opts, progress=not quiet, on_result=report)
     except (ConnectionError, RuntimeError, OSError) as exc:  # the engine itself (Ray unreachable, OUT unwritable)
         logging.getLogger("speechannotator").debug("corpus run failed", exc_info=True)
-        _fail(out_dir if not ray_address else ray_address, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
+        _fail(ray_address or out_dir, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
         sys.exit(1)
     total = len(summary.done) + len(summary.skipped) + len(summary.failed)
     if total == 0:
@@ -162,7 +162,8 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
         try:
             bounds[name.strip()] = float(num)
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected FIELD=VALUE, e.g. emotion=0.6", param_hint="--min-confidence") from None
+            raise click.BadParameter(f"{v!r}: expected FIELD=VALUE, e.g. emotion=0.6",
+                                     param_hint="--min-confidence") from None
         if not sep or not name.strip():
             raise click.BadParameter(f"{v!r}: expected FIELD=VALUE", param_hint="--min-confidence")
     return bounds
@@ -171,13 +172,17 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
 @main.command()
 @click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--to", "fmt", required=True, type=click.Choice(EXPORT_FORMATS), help="Export format.")
-@click.option("-o", "--output", "dest", required=True, type=click.Path(path_type=Path), help="Destination folder (or file for jsonl, rttm, seglst).")
-@click.option("--rate", type=click.Choice(["16000", "source"]), default="16000", show_default=True, help="clips and hf: audio at 16 kHz or at the source's rate.")
+@click.option("-o", "--output", "dest", required=True, type=click.Path(path_type=Path),
+              help="Destination folder (or file for jsonl, rttm, seglst).")
+@click.option("--rate", type=click.Choice(["16000", "source"]), default="16000", show_default=True,
+              help="clips and hf: audio at 16 kHz or at the source's rate.")
 @click.option("--min-duration", type=float, help="Keep segments at least this long (seconds).")
 @click.option("--max-duration", type=float, help="Keep segments at most this long (seconds).")
 @click.option("--language", "languages", multiple=True, help="Keep segments in this language (repeatable).")
-@click.option("--speaker", "speakers", multiple=True, help="Keep this speaker: spk_01, or RECORDING:spk_01 (repeatable).")
-@click.option("--min-confidence", "confidences", multiple=True, help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).")
+@click.option("--speaker", "speakers", multiple=True,
+              help="Keep this speaker: spk_01, or RECORDING:spk_01 (repeatable).")
+@click.option("--min-confidence", "confidences", multiple=True,
+              help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).")
 def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences):
     """Export an annotated corpus (OUT) to a training-ready format."""
     from .export import ExportFilter, export_corpus

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
-
 from corpus_helpers import tree_corpus, voices
+
 from speechannotator.audio import load_audio
 from speechannotator.corpus import CorpusItem, check_id, load_item_audio, read_corpus
 from synth import SR

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from corpus_helpers import output_bytes, timeline_manifest, tree_corpus
+
 from speechannotator.config import load_config
 from speechannotator.engine import RayOptions, annotate_corpus
 

@@ -8,8 +8,8 @@ import sqlite3
 import numpy as np
 import pytest
 import soundfile as sf
-
 from corpus_helpers import timeline_manifest, voices, write_timeline
+
 from speechannotator.config import load_config
 from speechannotator.engine import annotate_corpus
 from speechannotator.export import EXPORT_FORMATS, ExportFilter, corpus_view, export_corpus

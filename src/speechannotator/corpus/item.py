@@ -49,7 +49,7 @@ class CorpusItem:
         return {k: v for k, v in asdict(self).items() if v is not None and not (k == "offset" and v == 0.0)}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "CorpusItem":
+    def from_json(cls, d: dict[str, Any]) -> CorpusItem:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 

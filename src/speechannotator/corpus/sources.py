@@ -13,9 +13,10 @@ import csv
 import gzip
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..audio import AUDIO_EXTENSIONS
 from .item import CorpusItem, check_id

@@ -6,9 +6,10 @@ import logging
 import os
 import resource
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..config import Config
 from ..corpus.item import CorpusItem, load_item_audio
@@ -36,7 +37,7 @@ class ItemResult:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "ItemResult":
+    def from_json(cls, d: dict[str, Any]) -> ItemResult:
         return cls(**d)
 
 

@@ -13,9 +13,10 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..config import Config
 from ..corpus.item import CorpusItem

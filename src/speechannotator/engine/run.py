@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from ..config import Config
 from ..corpus import CorpusItem, attach_timelines, read_corpus, write_manifest

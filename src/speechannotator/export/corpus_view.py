@@ -27,7 +27,7 @@ class ExportFilter:
     speakers: frozenset[str] = frozenset()  # speaker_id (spk_01) or <recording id>:<speaker_id>
     min_confidence: dict[str, float] = field(default_factory=dict)  # field -> lowest confidence kept
 
-    def keeps(self, seg: "ExportSegment") -> bool:
+    def keeps(self, seg: ExportSegment) -> bool:
         d = seg.duration
         if self.min_duration is not None and d < self.min_duration:
             return False
