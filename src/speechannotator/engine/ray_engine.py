@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,30 +38,21 @@ class RayOptions:
     num_cpus: int | None = None  # CPUs of a local runtime started here (None: all)
 
 
-def _threads_like_the_driver(omp_num_threads: str | None) -> None:
-    """Undo Ray's OMP_NUM_THREADS (an actor's CPU share) before any model library loads.
-
-    Model results depend on thread settings (faster-whisper decodes differently with
-    OMP_NUM_THREADS=1 at the same cpu_threads), so actors see what the driver's environment says
-    (unset: the libraries' own default), as the local engine does. Measured caveat (docs/scale.md):
-    Whisper inside a Ray worker still flipped near-tie tokens on 3 of 20 benchmark recordings.
-    """
-    if omp_num_threads is None:
-        os.environ.pop("OMP_NUM_THREADS", None)
-    else:
-        os.environ["OMP_NUM_THREADS"] = omp_num_threads
-    if "torch" in sys.modules:  # already read the variable: set its pool directly
-        import torch
-
-        torch.set_num_threads(int(omp_num_threads) if omp_num_threads else len(os.sched_getaffinity(0)))
+def _actor_env() -> dict[str, str]:
+    """Environment the actor processes start with. OMP_NUM_THREADS must be right at process start
+    (setting it later in the actor did not help): Ray's value for a fractional CPU share (1) made
+    Whisper decode differently from the local engine, so actors get the driver's value, or the
+    thread count a plain process here would use."""
+    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS") or str(len(os.sched_getaffinity(0)))}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 class _AnnotateBatch:
     """A Ray Data actor: one Annotator for its lifetime, one recording per batch."""
 
-    def __init__(self, out_dir: str, config_json: str, log_level: int = logging.WARNING,
-                 omp_num_threads: str | None = None):
-        _threads_like_the_driver(omp_num_threads)
+    def __init__(self, out_dir: str, config_json: str, log_level: int = logging.WARNING):
         from ..pipeline import Annotator
 
         # Per-stage lines (-v) reach the driver through Ray's forwarding of worker output.
@@ -147,10 +137,10 @@ def run_ray(
             batch_format="numpy",
             compute=ActorPoolStrategy(size=workers),
             fn_constructor_kwargs={"out_dir": str(out), "config_json": config.model_dump_json(),
-                                   "log_level": log.getEffectiveLevel(),
-                                   "omp_num_threads": os.environ.get("OMP_NUM_THREADS")},
+                                   "log_level": log.getEffectiveLevel()},
             num_cpus=cpus,
             num_gpus=gpus,
+            runtime_env={"env_vars": _actor_env()},
         )
         for row in ds.iter_rows():
             yield ItemResult.from_json(json.loads(str(row["result"])))
