@@ -15,7 +15,7 @@ PKG = "speechannotator"
 LAYERS: list[tuple[str, ...]] = [
     ("records", "schema", "calibration"),  # data types, vocabularies, thresholds
     ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
-    ("state", "llm_client"),  # the shared state; the one chat client
+    ("state", "llm_client", "corrections"),  # the shared state; the one chat client; human corrections in force
     ("stages",),  # stage names and the context a stage function receives
     ("enhance",),  # stage 2
     ("frontend", "priors"),  # stages 3-6; stage 7
@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pipeline", "servers", "corpus"),  # the stage table and driver; local model servers; corpus input
     ("engine", "export"),  # corpus engines (local, Ray) over the driver; exports of an annotated corpus
     ("",),  # the public API (speechannotator/__init__.py)
-    ("evaluation",),  # SA-Eval and the bench runner, which drives the public API
+    ("evaluation", "viewer"),  # SA-Eval and the bench runner, which drives the public API; the review page
     ("cli",),
 ]
 # Agents receive a backend; only the factory (speechannotator.agents) names a concrete one.

@@ -15,6 +15,7 @@ from .agents.cli import explain
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
+from .viewer.cli import view
 
 
 def _fail(path: Path | str, cause: str) -> None:
@@ -201,6 +202,7 @@ def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, spea
 main.add_command(eval_group)
 main.add_command(bench_group)
 main.add_command(explain)
+main.add_command(view)
 
 if __name__ == "__main__":
     main()

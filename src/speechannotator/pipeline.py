@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from . import agents
 from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
+from .corrections import reviewed_records
 from .output.finalize import finalize
-from .output.write import stored_records, write
+from .output.write import output_path, stored_records, write
 from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
 
@@ -170,7 +171,7 @@ class Annotator:
         path = Path(path)
         rec = rec or path.stem
         result = AnnotationResult(path=path, rec=rec, config=self.config)
-        out_path = self.out_dir / f"{rec}.json"
+        out_path = output_path(self.out_dir, rec)
         notify = on_stage or (lambda stage: None)
         t0 = time.perf_counter()
         try:
@@ -180,12 +181,12 @@ class Annotator:
             result.timings["load"] = time.perf_counter() - t0
             timeline_path = Path(timeline) if timeline is not None else None
             fp = self._fingerprint(audio, timeline_path)
-            self.store.begin_recording(rec, str(path), fp, audio.duration)
+            self.store.begin_recording(rec, str(path.resolve()), fp, audio.duration)  # the viewer finds it later
             status = self.store.status(rec)
             if status and status[0] == "complete" and out_path.exists():
                 result.skipped = True
                 result.output = out_path
-                result.records = [SegmentRecord.model_validate(d) for _, d in self.store.records(rec)]
+                result.records = reviewed_records(self.store, rec)
                 return result
             ctx = StageContext(self.store, rec, self.config, audio=audio, make_backend=lambda: self.backend,
                                timeline=timeline_path, output=out_path, on_stage=notify, timings=result.timings)

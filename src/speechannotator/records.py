@@ -146,3 +146,22 @@ class Verdict:
     accepted: bool
     reason: str = ""
     request: str = ""  # the field-specific revision request when not accepted
+
+
+@dataclass
+class Decision:
+    """A human correction of one segment's field, transcript, speaker or boundary.
+
+    Decisions are appended, never updated: the latest one per (key, field) is in force and
+    the earlier ones stay as the audit trail. ``old`` and ``new`` are output-JSON values
+    (strings, or integer milliseconds for a boundary; a raw speaker label for ``speaker``).
+    """
+
+    id: int
+    key: str
+    field: str
+    old: Any
+    new: Any
+    who: str
+    at: float
+    note: str = ""

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .records import Contract, Evidence, Prediction, Segment, Verdict
+from .records import Contract, Decision, Evidence, Prediction, Segment, Verdict
 from .schema import LabelLanguage
 
 STATE_FILE = "state.sqlite"  # its name in an output folder, next to the JSON outputs
@@ -61,8 +61,20 @@ CREATE TABLE IF NOT EXISTS records (
     rec TEXT NOT NULL, key TEXT NOT NULL, position INTEGER NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (rec, key)
 );
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, rec TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL,
+    old TEXT NOT NULL, new TEXT NOT NULL, who TEXT NOT NULL, at REAL NOT NULL, note TEXT NOT NULL DEFAULT ''
+);
 """
+# The audit trail refuses updates and deletes in the database itself (one statement each).
+_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS decisions_no_{op.lower()} BEFORE {op} ON decisions "
+    "BEGIN SELECT RAISE(ABORT, 'human decisions are append-only'); END"
+    for op in ("UPDATE", "DELETE")
+)
 
+# Machine outputs, reset when a recording's fingerprint changes. Human decisions are not among
+# them: they are an append-only audit trail that outlives reruns.
 _PER_RECORDING_TABLES = ("stages", "segments", "evidence", "contracts", "predictions", "verdicts", "records")
 
 
@@ -73,10 +85,15 @@ def _dump(obj: Any) -> str:
 class StateStore:
     """Access to the state database. One instance per process; safe across threads."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, readonly: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        if readonly:  # readers (explain, the viewer) must never create or change a state
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA busy_timeout=60000")
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -85,6 +102,8 @@ class StateStore:
             for stmt in _DDL.strip().split(";"):
                 if stmt.strip():
                     c.execute(stmt)
+            for stmt in _TRIGGERS:
+                c.execute(stmt)
             columns = {row[1] for row in c.execute("PRAGMA table_info(recordings)")}
             if "label_language" not in columns:  # a version-1 state
                 c.execute("ALTER TABLE recordings ADD COLUMN label_language TEXT")
@@ -281,3 +300,23 @@ class StateStore:
     def records(self, rec: str) -> list[tuple[str, dict[str, Any]]]:
         rows = self._query("SELECT key, data FROM records WHERE rec=? ORDER BY position", (rec,))
         return [(k, json.loads(d)) for k, d in rows]
+
+    # -- human decisions (append-only audit trail) ---------------------------------------
+
+    def add_decision(self, rec: str, key: str, field: str, old: Any, new: Any, who: str, note: str = "") -> int:
+        """Append one human decision; returns its id. Nothing earlier is changed."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO decisions (rec, key, field, old, new, who, at, note) VALUES (?,?,?,?,?,?,?,?)",
+                (rec, key, field, _dump(old), _dump(new), who, time.time(), note),
+            )
+            return int(cur.lastrowid)
+
+    def decisions(self, rec: str) -> list[Decision]:
+        """Every human decision on a recording, oldest first."""
+        try:
+            rows = self._query(
+                "SELECT id, key, field, old, new, who, at, note FROM decisions WHERE rec=? ORDER BY id", (rec,))
+        except sqlite3.OperationalError:  # a read-only state written before decisions existed
+            return []
+        return [Decision(i, k, f, json.loads(o), json.loads(n), w, a, note) for i, k, f, o, n, w, a, note in rows]

@@ -1,15 +1,111 @@
 """The audit trail of one field of one segment: evidence, contract, every round's
-prediction and verdict, and the final value."""
+prediction and verdict, human decisions, and the final value.
+
+``field_trail`` gathers the trail as data (the review page shows it); ``explain`` prints it.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
 
-from ..records import RECORDING_KEY, speaker_key
+from ..corrections import reviewed_items
+from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
 from ..stages import StageName
 from ..state import StateStore
 from .context import admitted_evidence
+
+
+@dataclass
+class RecordingTrails:
+    """Everything the trails of one recording read from the state, loaded once."""
+
+    rec: str
+    segments: list[Segment]
+    contracts: dict[tuple[str, str], Contract]
+    evidence: dict[str, dict[str, Evidence]]
+    predictions: dict[tuple[str, str], list[Prediction]]
+    verdicts: dict[tuple[str, str], list[Verdict]]
+    final: dict[str, dict[str, Any]]  # segment key -> output row (human decisions applied)
+    decisions: list[Decision]
+    review_skipped: bool
+
+    @classmethod
+    def load(cls, store: StateStore, rec: str) -> RecordingTrails:
+        info = store.stage_info(rec, StageName.REVIEW)
+        final = dict(reviewed_items(store, rec))
+        # In output JSON order, which a human boundary correction may have changed.
+        order = {key: i for i, key in enumerate(final)}
+        segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
+        return cls(rec=rec, segments=segments, contracts=store.contracts(rec), evidence=store.evidence(rec),
+                   predictions=store.predictions(rec, all_rounds=True), verdicts=store.verdicts(rec),
+                   final=final, decisions=store.decisions(rec), review_skipped=bool(info and info.get("skipped")))
+
+
+@dataclass
+class Round:
+    prediction: Prediction
+    verdict: Verdict | None
+
+
+@dataclass
+class FieldTrail:
+    rec: str
+    index: int
+    segment: Segment
+    field: str
+    composed: bool
+    contract: Contract | None = None
+    admitted: dict[str, Evidence] = dc_field(default_factory=dict)
+    speaker_history: dict[str, Any] | None = None
+    recording_summary: dict[str, Any] | None = None
+    rounds: list[Round] = dc_field(default_factory=list)
+    review_skipped: bool = False
+    decisions: list[Decision] = dc_field(default_factory=list)
+    final: Any = None  # None: not finalized yet
+
+    @property
+    def latest(self) -> Prediction | None:
+        return self.rounds[-1].prediction if self.rounds else None
+
+
+def evidence_source(name: str) -> str:
+    if name.startswith("speaker."):
+        return "speaker aggregate"
+    return "recording" if name.startswith("recording.") else "segment"
+
+
+def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldTrail:
+    """The trail of ``field`` on the segment at ``segment_index`` (0-based, output JSON order)."""
+    if field not in FIELDS:
+        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(FIELDS)}")
+    if not data.segments:
+        raise ValueError(f"recording {data.rec!r} has no segments in the state")
+    if not 0 <= segment_index < len(data.segments):
+        raise ValueError(f"segment {segment_index} is out of range: "
+                         f"{data.rec} has {len(data.segments)} segments (0-based)")
+    seg = data.segments[segment_index]
+    t = FieldTrail(rec=data.rec, index=segment_index, segment=seg, field=field, composed=field in COMPOSED_FIELDS,
+                   review_skipped=data.review_skipped, final=data.final.get(seg.key, {}).get(field),
+                   decisions=[d for d in data.decisions if d.key == seg.key and d.field == field])
+    if t.composed:
+        return t
+    t.contract = data.contracts.get((seg.key, field))
+    if t.contract is not None:
+        t.admitted = admitted_evidence(seg, {field: t.contract}, data.evidence)
+        if "speaker_history" in t.contract.context_scope:
+            hist = data.evidence.get(speaker_key(seg.speaker), {}).get("context.history")
+            if hist is not None:
+                t.speaker_history = {k: hist.value.get(k) for k in ("n_segments", "duration_s", "role")}
+        summary = data.evidence.get(RECORDING_KEY, {}).get("context.summary")
+        if "recording" in t.contract.context_scope and summary is not None:
+            t.recording_summary = {k: summary.value.get(k) for k in ("n_speakers", "interaction", "language")}
+    verdicts = {v.round: v for v in data.verdicts.get((seg.key, field), [])}
+    t.rounds = [Round(p, verdicts.get(p.round)) for p in data.predictions.get((seg.key, field), [])]
+    return t
 
 
 def _fmt(value: object) -> str:
@@ -17,65 +113,63 @@ def _fmt(value: object) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
-    """A readable trail; ``segment_index`` is the 0-based position in the output JSON array."""
-    if field not in FIELDS:
-        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(FIELDS)}")
-    segments = store.segments(rec)
-    if not segments:
-        raise ValueError(f"recording {rec!r} has no segments in the state")
-    if not 0 <= segment_index < len(segments):
-        raise ValueError(f"segment {segment_index} is out of range: {rec} has {len(segments)} segments (0-based)")
-    seg = segments[segment_index]
-    lines = [f"recording {rec}, segment {segment_index} ({seg.key}) {seg.start:.3f}-{seg.end:.3f} s, "
-             f"speaker {seg.speaker}: {seg.text}", f"field: {field}"]
-    records = dict(store.records(rec))
-    if field in COMPOSED_FIELDS:
+def format_trail(t: FieldTrail) -> str:
+    seg = t.segment
+    lines = [f"recording {t.rec}, segment {t.index} ({seg.key}) {seg.start:.3f}-{seg.end:.3f} s, "
+             f"speaker {seg.speaker}: {seg.text}", f"field: {t.field}"]
+    final = t.final if t.final is not None else "(not finalized yet)"
+    if t.composed:
         lines.append("composed in finalize from the reviewed fields, transcript and admitted context")
-        lines.append(f"final: {records.get(seg.key, {}).get(field, '(not finalized yet)')}")
-        return "\n".join(lines)
-    contract = store.contracts(rec).get((seg.key, field))
-    evidence = store.evidence(rec)
-    if contract is None:
+    elif t.contract is None:
         lines.append("contract: none (the plan stage has not run)")
     else:
-        lines += ["contract:", f"  objective: {contract.objective}", f"  value format: {contract.value_format}",
-                  f"  admissible evidence: {', '.join(contract.admissible_evidence) or '(none)'}",
-                  f"  priority: {', '.join(contract.priority) or '(none)'}",
-                  f"  context scope: {', '.join(contract.context_scope)}", f"  conflict rule: {contract.conflict_rule}"]
-        admitted = admitted_evidence(seg, {field: contract}, evidence)
-        lines.append("evidence admitted:" if admitted else "evidence admitted: (none)")
-        for name in sorted(admitted):
-            e = admitted[name]
-            src = "speaker aggregate" if name.startswith("speaker.") else "recording" if name.startswith("recording.") else "segment"
+        c = t.contract
+        lines += ["contract:", f"  objective: {c.objective}", f"  value format: {c.value_format}",
+                  f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
+                  f"  priority: {', '.join(c.priority) or '(none)'}",
+                  f"  context scope: {', '.join(c.context_scope)}", f"  conflict rule: {c.conflict_rule}"]
+        lines.append("evidence admitted:" if t.admitted else "evidence admitted: (none)")
+        for name in sorted(t.admitted):
+            e = t.admitted[name]
             lines.append(f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
-                         + f"  [{src}; {e.extractor or '?'}; reliability {e.reliability:.2f}]")
-        if "speaker_history" in contract.context_scope:
-            hist = evidence.get(speaker_key(seg.speaker), {}).get("context.history")
-            if hist is not None:
-                lines.append(f"speaker history: {_fmt({k: hist.value.get(k) for k in ('n_segments', 'duration_s', 'role')})}")
-        if "recording" in contract.context_scope and "context.summary" in evidence.get(RECORDING_KEY, {}):
-            s = evidence[RECORDING_KEY]["context.summary"].value
-            lines.append(f"recording summary: {_fmt({k: s.get(k) for k in ('n_speakers', 'interaction', 'language')})}")
-    trail = store.predictions(rec, all_rounds=True).get((seg.key, field), [])
-    verdicts = {v.round: v for v in store.verdicts(rec).get((seg.key, field), [])}
-    if not trail:
+                         + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]")
+        if t.speaker_history is not None:
+            lines.append(f"speaker history: {_fmt(t.speaker_history)}")
+        if t.recording_summary is not None:
+            lines.append(f"recording summary: {_fmt(t.recording_summary)}")
+    if not t.composed and not t.rounds:
         lines.append("predictions: none (the label stage has not run)")
-    for p in trail:
-        lines.append(f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})")
+    for r in t.rounds:
+        p, v = r.prediction, r.verdict
+        lines.append(f"round {p.round}: {p.value!r} "
+                     f"(confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})")
         if p.evidence:
             lines.append(f"  cites: {', '.join(p.evidence)}")
         if p.rationale:
             lines.append(f"  rationale: {p.rationale}")
         if p.error:
             lines.append(f"  error: {p.error}")
-        v = verdicts.get(p.round)
         if v is not None:
             lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
             if not v.accepted:
                 lines.append(f"  revision request: {v.request}")
-    info = store.stage_info(rec, StageName.REVIEW)
-    if info and info.get("skipped"):
+    if not t.composed and t.review_skipped:
         lines.append("review: skipped (--no-review)")
-    lines.append(f"final: {records[seg.key][field] if seg.key in records else '(not finalized yet)'}")
+    for d in t.decisions:
+        lines.append(f"human decision #{d.id} by {d.who} at {_iso(d.at)}: {d.old!r} -> {d.new!r}"
+                     + (f" ({d.note})" if d.note else ""))
+    lines.append(f"final: {final}")
     return "\n".join(lines)
+
+
+def _iso(ts: float) -> str:
+    import datetime as _dt
+
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
+    """A readable trail; ``segment_index`` is the 0-based position in the output JSON array."""
+    if field not in FIELDS:  # before loading anything
+        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(FIELDS)}")
+    return format_trail(field_trail(RecordingTrails.load(store, rec), segment_index, field))

@@ -6,12 +6,20 @@ import json
 import os
 from pathlib import Path
 
-from ..schema import SegmentRecord, validate_records
+from ..corrections import reviewed_records
+from ..schema import SegmentRecord
 from ..stages import StageContext
+from ..state import StateStore
+
+
+def output_path(out_dir: str | Path, rec: str) -> Path:
+    """Where a recording's JSON lives in its output folder."""
+    return Path(out_dir) / f"{rec}.json"
 
 
 def stored_records(ctx: StageContext) -> list[SegmentRecord]:
-    return validate_records([data for _, data in ctx.store.records(ctx.rec)])
+    """The finalized records with the human corrections in force (an unreviewed recording has none)."""
+    return reviewed_records(ctx.store, ctx.rec)
 
 
 def write_json(path: Path, records: list[SegmentRecord]) -> None:
@@ -27,3 +35,10 @@ def write(ctx: StageContext) -> None:
     if ctx.output is None:
         raise ValueError(f"{ctx.rec}: no output path to write")
     write_json(ctx.output, stored_records(ctx))
+
+
+def write_output(store: StateStore, out_dir: str | Path, rec: str) -> tuple[Path, list[SegmentRecord]]:
+    """Write a recording's JSON again from the state, e.g. after a correction on the review page."""
+    path, records = output_path(out_dir, rec), reviewed_records(store, rec)
+    write_json(path, records)
+    return path, records

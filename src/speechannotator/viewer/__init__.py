@@ -1,0 +1,1 @@
+"""`speechannotator view OUT`: a local review page to see, hear and correct annotations."""

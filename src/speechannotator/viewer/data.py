@@ -1,0 +1,154 @@
+"""What the review page shows, read from the state (opened read-only) as plain JSON-able data.
+
+The per-field trails come from ``agents.explain`` (the same data ``speechannotator explain``
+prints); this module only shapes them for the page.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..agents.explain import RecordingTrails, evidence_source, field_trail
+from ..corrections import EDITABLE_FIELDS, in_force, reviewed_items
+from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE
+from ..state import StateStore
+
+PEAK_BUCKETS = 1600  # waveform columns sent to the page: enough for a wide screen, a few kB
+FLAGS = ("flagged", "relabeled", "failed", "edited")
+
+
+class NotFound(LookupError):
+    """A recording or segment the state does not name."""
+
+
+def recording_row(store: StateStore, rec: str) -> dict[str, Any]:
+    for r in store.recordings():
+        if r["rec"] == rec:
+            return r
+    raise NotFound(f"no recording {rec!r} in the state")
+
+
+def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
+    """{(segment key, field): {"flagged", "relabeled", "failed", "edited"} that apply}."""
+    out: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for kf, verdicts in store.verdicts(rec).items():
+        if any(not v.accepted for v in verdicts):
+            out[kf].add("flagged")
+    for kf, rounds in store.predictions(rec, all_rounds=True).items():
+        if len(rounds) > 1:
+            out[kf].add("relabeled")
+        if rounds and rounds[-1].status == "failed":
+            out[kf].add("failed")
+    for kf in in_force(store.decisions(rec)):
+        out[kf].add("edited")
+    return dict(out)
+
+
+def corpus(store: StateStore) -> dict[str, Any]:
+    """One summary row per recording the state names."""
+    rows = []
+    for r in store.recordings():
+        rec = r["rec"]
+        items = reviewed_items(store, rec)
+        flags = field_flags(store, rec)
+        per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
+        totals = dict.fromkeys(FLAGS, 0)
+        for (_, field), kinds in flags.items():
+            for k in kinds:
+                totals[k] += 1
+                if field in per_field:
+                    per_field[field][k] += 1
+        rows.append({
+            "rec": rec, "duration": r["duration"], "status": r["status"], "error": r["error"],
+            "segments": len(items), "speakers": len({row["speaker_id"] for _, row in items}),
+            "decisions": len(store.decisions(rec)), **totals, "per_field": per_field,
+        })
+    return {"recordings": rows, "fields": list(EDITABLE_FIELDS), "flags": list(FLAGS)}
+
+
+def recording(store: StateStore, rec: str) -> dict[str, Any]:
+    """The recording view: segments in output order with their values and flags."""
+    row = recording_row(store, rec)
+    try:
+        lang = store.label_language(rec)
+    except ValueError:  # a recording that failed before its segment table: nothing to label
+        lang = "en"
+    raw = {s.key: s.speaker for s in store.segments(rec)}
+    force = in_force(store.decisions(rec))
+    flags = field_flags(store, rec)
+    segments, speakers = [], {}
+    for i, (key, out) in enumerate(reviewed_items(store, rec)):
+        spk = force[(key, "speaker")].new if (key, "speaker") in force else raw.get(key, out["speaker_id"])
+        speakers.setdefault(out["speaker_id"], {"speaker_id": out["speaker_id"], "speaker_name": out["speaker_name"],
+                                                "raw": spk})
+        segments.append({"index": i, "key": key, "raw_speaker": spk, **out,
+                         "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS
+                                   if flags.get((key, f))}})
+    return {
+        "rec": rec, "duration": row["duration"], "status": row["status"], "error": row["error"],
+        "label_lang": lang, "fields": list(FIELDS), "composed": list(COMPOSED_FIELDS),
+        "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]), "segments": segments,
+        "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
+    }
+
+
+def _round(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value
+
+
+def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
+    """One segment's panel: every field's trail (explain's data) and the segment's decisions."""
+    data = RecordingTrails.load(store, rec)
+    index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
+    if index is None:
+        raise NotFound(f"no segment {key!r} in {rec!r}")
+    trails = {}
+    for field in FIELDS:
+        t = field_trail(data, index, field)
+        latest = t.latest
+        trails[field] = {
+            "final": t.final, "composed": t.composed,
+            "confidence": None if latest is None else latest.confidence,
+            "cites": [] if latest is None else latest.evidence,
+            "contract": None if t.contract is None else {k: v for k, v in asdict(t.contract).items()
+                                                          if k not in ("key", "field", "context")},
+            "evidence": [{"name": n, "value": _round(e.value) if not isinstance(e.value, (dict, list)) else e.value,
+                          "unit": e.unit, "source": evidence_source(n), "extractor": e.extractor,
+                          "reliability": e.reliability} for n, e in sorted(t.admitted.items())],
+            "speaker_history": t.speaker_history, "recording_summary": t.recording_summary,
+            "rounds": [{"round": r.prediction.round, "value": r.prediction.value, "confidence": r.prediction.confidence,
+                        "status": r.prediction.status, "backend": r.prediction.backend,
+                        "cites": r.prediction.evidence, "rationale": r.prediction.rationale,
+                        "error": r.prediction.error,
+                        "verdict": None if r.verdict is None else {"accepted": r.verdict.accepted,
+                                                                   "reason": r.verdict.reason,
+                                                                   "request": r.verdict.request}}
+                       for r in t.rounds],
+            "review_skipped": t.review_skipped,
+        }
+    decisions = [asdict(d) for d in data.decisions if d.key == key]
+    return {"key": key, "row": data.final.get(key), "trails": trails, "decisions": decisions}
+
+
+def peaks(samples: np.ndarray, buckets: int = PEAK_BUCKETS) -> list[list[float]]:
+    """[min, max] per column of the waveform, rounded to keep the payload small."""
+    n = len(samples)
+    if n == 0:
+        return []
+    buckets = max(1, min(buckets, n))
+    edges = np.linspace(0, n, buckets + 1).astype(int)
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        chunk = samples[a:max(b, a + 1)]
+        out.append([round(float(chunk.min()), 3), round(float(chunk.max()), 3)])
+    return out
+
+
+def audio_path(store: StateStore, rec: str) -> Path:
+    """The recording's input file as the state names it (the only audio the page may read)."""
+    return Path(recording_row(store, rec)["path"])

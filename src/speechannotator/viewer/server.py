@@ -1,0 +1,213 @@
+"""The review page's HTTP server (Starlette): a session token on every request, fixed routes,
+only the audio that the state names, the state opened read-only for reads.
+
+Every route takes the recording id and segment key as query parameters and looks them up
+in the state; no request string is ever joined to a file path.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import soundfile as sf
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..audio import AudioError, load_audio
+from ..output.decisions import EditError
+from ..output.write import output_path
+from ..state import STATE_FILE, StateStore
+from . import data
+from .edits import apply_edit
+
+TOKEN_PARAM = "token"
+TOKEN_HEADER = "x-session-token"
+_STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+# The page loads nothing from elsewhere and runs no inline script: data can never become code.
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_HEADERS = {"content-security-policy": _CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
+            "cache-control": "no-store", "x-frame-options": "DENY"}
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class TokenGuard:
+    """ASGI middleware: refuse any request without the session token (403).
+
+    GETs may carry it in the URL (the page's address, the audio element's src); state-changing
+    requests must send it in a header, which a cross-site form cannot do.
+    """
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app, self.token = app, token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope)
+        given = request.headers.get(TOKEN_HEADER, "")
+        if not given and request.method in ("GET", "HEAD"):
+            given = request.query_params.get(TOKEN_PARAM, "")
+        if not (given and secrets.compare_digest(given.encode(), self.token.encode())):
+            return await PlainTextResponse("forbidden: missing or wrong session token", 403, headers=_HEADERS)(
+                scope, receive, send)
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [
+                    (k.encode(), v.encode()) for k, v in _HEADERS.items() if k.encode() not in have]
+            await send(message)
+        await self.app(scope, receive, send_with_headers)
+
+
+@dataclass
+class Viewer:
+    """The server's settings and its cache of decoded audio."""
+
+    out_dir: Path
+    token: str
+    reviewer: str
+    _tmp: tempfile.TemporaryDirectory = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="sa-view-"))
+    _audio: dict[str, tuple[Path, list[list[float]]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def state_path(self) -> Path:
+        return self.out_dir / STATE_FILE
+
+    @contextmanager
+    def reader(self) -> Iterator[StateStore]:
+        store = StateStore(self.state_path, readonly=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def decoded(self, rec: str) -> tuple[Path, list[list[float]]]:
+        """A 16-bit WAV of the recording as the pipeline heard it (16 kHz mono), and its peaks."""
+        with self._lock:
+            if rec not in self._audio:
+                with self.reader() as store:
+                    src = data.audio_path(store, rec)
+                audio = load_audio(src)
+                wav = Path(self._tmp.name) / f"{len(self._audio):05d}.wav"  # never a name from a request
+                sf.write(wav, audio.samples, audio.sample_rate, subtype="PCM_16")
+                self._audio[rec] = (wav, data.peaks(audio.samples))
+            return self._audio[rec]
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def make_app(viewer: Viewer) -> ASGIApp:
+    static = resources.files(__package__) / "static"
+
+    def index(request: Request) -> Response:
+        html = (static / "index.html").read_text(encoding="utf-8").replace("{{token}}", viewer.token)
+        return Response(html, media_type="text/html; charset=utf-8")
+
+    def static_file(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in _STATIC:  # a fixed list: nothing else of the package, nothing outside it
+            return PlainTextResponse("not found", 404)
+        return Response((static / name).read_bytes(), media_type=_STATIC[name])
+
+    def guarded(fn):
+        def endpoint(request: Request) -> Response:
+            try:
+                return fn(request)
+            except data.NotFound as exc:
+                return _error(404, str(exc))
+            except EditError as exc:
+                return _error(400, str(exc))
+            except AudioError as exc:
+                return _error(404, f"the recording's audio cannot be read: {exc}")
+        return endpoint
+
+    def _rec(request: Request) -> str:
+        rec = request.query_params.get("rec")
+        if not rec:
+            raise data.NotFound("no recording named (?rec=)")
+        return rec
+
+    def corpus(request: Request) -> Response:
+        with viewer.reader() as store:
+            return JSONResponse({**data.corpus(store), "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
+
+    def recording(request: Request) -> Response:
+        rec = _rec(request)
+        with viewer.reader() as store:
+            payload = data.recording(store, rec)
+        try:
+            payload["peaks"] = viewer.decoded(rec)[1]
+        except AudioError as exc:
+            payload["peaks"], payload["audio_error"] = [], str(exc)
+        return JSONResponse(payload)
+
+    def segment(request: Request) -> Response:
+        key = request.query_params.get("key", "")
+        with viewer.reader() as store:
+            return JSONResponse(data.segment(store, _rec(request), key))
+
+    def audio(request: Request) -> Response:
+        wav, _ = viewer.decoded(_rec(request))
+        return FileResponse(wav, media_type="audio/wav")  # answers Range requests
+
+    def output(request: Request) -> Response:
+        rec = _rec(request)
+        with viewer.reader() as store:
+            data.recording_row(store, rec)
+        path = output_path(viewer.out_dir, rec).resolve()
+        if not path.is_relative_to(viewer.out_dir.resolve()) or not path.is_file():
+            return _error(404, f"no output JSON for {rec!r} under the output folder")
+        return FileResponse(path, media_type="application/json")
+
+    async def edit(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the body must be JSON")
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key", "field")):
+            return _error(400, "the body must hold rec, key and field strings and a value")
+        if "value" not in body:
+            return _error(400, "no value")
+        note = body.get("note", "")
+        try:
+            row = await run_in_threadpool(apply_edit, viewer.state_path, viewer.out_dir, body["rec"], body["key"],
+                                          body["field"], body["value"], viewer.reviewer,
+                                          note if isinstance(note, str) else "")
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except EditError as exc:
+            return _error(400, str(exc))
+        return JSONResponse({"ok": True, "row": row})
+
+    app = Starlette(routes=[
+        Route("/", index),
+        Route("/static/{name}", static_file),
+        Route("/api/corpus", guarded(corpus)),
+        Route("/api/recording", guarded(recording)),
+        Route("/api/segment", guarded(segment)),
+        Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
+        Route("/api/output", guarded(output)),
+        Route("/api/edit", edit, methods=["POST"]),
+    ])
+    return TokenGuard(app, viewer.token)

@@ -1,0 +1,829 @@
+// speechannotator review page. Every piece of data (transcripts, labels, model output) reaches
+// the page as text nodes or attribute values set through the DOM; nothing is parsed as HTML.
+'use strict';
+
+const TOKEN = new URLSearchParams(location.search).get('token') || '';
+const app = document.getElementById('app');
+const player = document.getElementById('player');
+const COLORS = ['#2f6fdf', '#e07a1f', '#16a34a', '#b83280', '#0891b2', '#7c3aed', '#ca8a04', '#dc2626'];
+const FLAG_NAMES = { flagged: 'flagged', relabeled: 'relabeled', failed: 'failed', edited: 'edited' };
+
+// -- small helpers -----------------------------------------------------------------------
+
+function el(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = String(v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'value') e.value = v;
+    else if (k === 'style')
+      Object.assign(e.style, v); // CSSOM: the CSP forbids style attributes
+    else e.setAttribute(k, String(v));
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return e;
+}
+
+function toast(message, isError) {
+  const t = document.getElementById('toast');
+  t.textContent = message;
+  t.className = 'show' + (isError ? ' error' : '');
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(
+    () => {
+      t.className = '';
+    },
+    isError ? 5000 : 1800,
+  );
+}
+
+async function api(path, params, body) {
+  const url = '/api/' + path + (params ? '?' + new URLSearchParams(params) : '');
+  const init = { headers: { 'X-Session-Token': TOKEN } };
+  if (body !== undefined) {
+    init.method = 'POST';
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  let data = null;
+  try {
+    data = await res.json();
+  } catch (e) {
+    data = { error: res.statusText };
+  }
+  if (!res.ok) throw new Error(data && data.error ? data.error : res.statusText);
+  return data;
+}
+
+const fmtTime = (s) => {
+  if (s === null || s === undefined || isNaN(s)) return '–';
+  const m = Math.floor(s / 60),
+    sec = s - 60 * m;
+  return m + ':' + sec.toFixed(2).padStart(5, '0');
+};
+const fmtDur = (s) => (s === null || s === undefined ? '–' : s >= 60 ? fmtTime(s) : s.toFixed(1) + ' s');
+const utc = (seconds) => new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 19);
+const badge = (kind) => el('span', { class: 'badge ' + kind, text: FLAG_NAMES[kind] || kind });
+const cell = (n) => el('td', { class: 'num' + (n ? '' : ' zero'), text: n });
+const speakerColor = (rec, sid) =>
+  COLORS[
+    Math.max(
+      0,
+      rec.speakers.findIndex((s) => s.speaker_id === sid),
+    ) % COLORS.length
+  ];
+
+function parseHash() {
+  const h = location.hash.replace(/^#\/?/, '');
+  const [path, query] = h.split('?');
+  const q = new URLSearchParams(query || '');
+  if (path.startsWith('rec/')) return { view: 'rec', rec: decodeURIComponent(path.slice(4)), q };
+  return { view: 'corpus', q };
+}
+
+function hashFor(view, rec, q) {
+  const qs = q && [...q.keys()].length ? '?' + q : '';
+  return view === 'rec' ? '#/rec/' + encodeURIComponent(rec) + qs : '#/' + qs;
+}
+
+// -- corpus list -------------------------------------------------------------------------
+
+const corpusState = { sort: 'rec', asc: true };
+
+async function showCorpus(q) {
+  stopPlayback();
+  player.removeAttribute('src');
+  document.getElementById('crumb').textContent = '';
+  const data = await api('corpus');
+  document.getElementById('who').textContent = 'reviewer: ' + data.reviewer;
+  const field = el(
+    'select',
+    { id: 'f-field' },
+    el('option', { value: '', text: 'any field' }),
+    data.fields.map((f) => el('option', { value: f, text: f })),
+  );
+  const flag = el(
+    'select',
+    { id: 'f-flag' },
+    data.flags.map((f) => el('option', { value: f, text: f })),
+  );
+  const search = el('input', { id: 'f-name', type: 'search', placeholder: 'recording name…' });
+  field.value = q.get('field') || '';
+  flag.value = q.get('flag') || 'relabeled';
+  search.value = q.get('name') || '';
+  const body = el('tbody');
+  const base = [
+    ['rec', 'Recording'],
+    ['duration', 'Duration', 1],
+    ['speakers', 'Speakers', 1],
+    ['segments', 'Segments', 1],
+    ['status', 'Status'],
+    ['flagged', 'Flagged', 1],
+    ['relabeled', 'Relabeled', 1],
+    ['failed', 'Failed', 1],
+    ['edited', 'Edited', 1],
+  ];
+  let columns = base;
+  const head = el('tr');
+  const table = el('table', { class: 'grid', id: 'corpus' }, el('thead', {}, head), body);
+
+  function render() {
+    const f = field.value,
+      fl = flag.value,
+      name = search.value.trim().toLowerCase();
+    columns = f ? [...base, ['match', `segments with ${fl} ${f}`, 1]] : base; // the filter's own count
+    let rows = data.recordings.map((r) => ({ ...r, match: f ? r.per_field[f][fl] : r[fl] }));
+    if (name) rows = rows.filter((r) => r.rec.toLowerCase().includes(name));
+    if (f) rows = rows.filter((r) => r.match > 0);
+    const key = corpusState.sort,
+      dir = corpusState.asc ? 1 : -1;
+    rows.sort((a, b) => (a[key] > b[key] ? dir : a[key] < b[key] ? -dir : 0) || (a.rec > b.rec ? 1 : -1));
+    head.replaceChildren(
+      ...columns.map(([k, label, num]) =>
+        el('th', {
+          class: (num ? 'num ' : '') + (k === key ? 'sorted' + (corpusState.asc ? ' asc' : '') : ''),
+          'data-key': k,
+          text: label,
+          onclick: () => {
+            corpusState.asc = corpusState.sort === k ? !corpusState.asc : k === 'rec';
+            corpusState.sort = k;
+            render();
+          },
+        }),
+      ),
+    );
+    body.replaceChildren(
+      ...rows.map((r) =>
+        el(
+          'tr',
+          {
+            'data-rec': r.rec,
+            onclick: () => {
+              const nq = new URLSearchParams();
+              if (f) {
+                nq.set('field', f);
+                nq.set('flag', fl);
+              }
+              location.hash = hashFor('rec', r.rec, nq);
+            },
+          },
+          el('td', {}, el('a', { href: hashFor('rec', r.rec), text: r.rec })),
+          el('td', { class: 'num', text: fmtDur(r.duration) }),
+          cell(r.speakers),
+          cell(r.segments),
+          el('td', {}, el('span', { class: 'status ' + r.status, text: r.status, title: r.error || null })),
+          cell(r.flagged),
+          cell(r.relabeled),
+          cell(r.failed),
+          cell(r.edited),
+          f ? cell(r.match) : null,
+        ),
+      ),
+    );
+    if (!rows.length)
+      body.append(el('tr', {}, el('td', { colspan: columns.length, class: 'dim', text: 'no recording matches' })));
+    const nq = new URLSearchParams();
+    if (f) nq.set('field', f);
+    if (f || fl !== 'relabeled') nq.set('flag', fl);
+    if (name) nq.set('name', name);
+    history.replaceState(null, '', location.pathname + location.search + hashFor('corpus', null, nq));
+  }
+  for (const c of [field, flag]) c.addEventListener('change', render);
+  search.addEventListener('input', render);
+  const total = data.recordings.reduce((a, r) => a + (r.duration || 0), 0);
+  app.replaceChildren(
+    el(
+      'div',
+      { class: 'rechead' },
+      el('h1', { text: 'Corpus' }),
+      el('span', { class: 'dim', text: `${data.recordings.length} recording(s), ${fmtDur(total)} in ${data.out_dir}` }),
+    ),
+    el(
+      'div',
+      { class: 'toolbar' },
+      search,
+      el('label', { text: 'segments where' }),
+      field,
+      el('label', { text: 'is' }),
+      flag,
+    ),
+    table,
+    el('p', {
+      class: 'hint',
+      text:
+        'flagged: the Review Agent rejected a prediction; relabeled: the field was predicted ' +
+        'again in a later round; failed: the backend gave no valid value; edited: a human decision is in force. ' +
+        'Click a column to sort.',
+    }),
+  );
+  render();
+}
+
+// -- recording view ----------------------------------------------------------------------
+
+const view = { rec: null, sel: -1, stopAt: null, panel: null, q: null };
+
+function stopPlayback() {
+  view.stopAt = null;
+  if (!player.paused) player.pause();
+}
+
+function playSegment(i) {
+  const seg = view.rec.segments[i];
+  if (!seg) return;
+  select(i);
+  view.stopAt = seg.end_time / 1000;
+  player.currentTime = seg.start_time / 1000;
+  const p = player.play();
+  if (p && p.catch) p.catch((e) => toast('cannot play: ' + e.message, true));
+}
+
+function togglePlay() {
+  if (!player.paused) {
+    player.pause();
+    return;
+  }
+  const seg = view.rec.segments[view.sel];
+  if (!seg) {
+    player.play();
+    return;
+  }
+  const t = player.currentTime * 1000;
+  if (t >= seg.start_time && t < seg.end_time - 30) {
+    view.stopAt = seg.end_time / 1000;
+    player.play();
+  } else playSegment(view.sel);
+}
+
+function tick() {
+  if (view.rec && view.stopAt !== null && !player.paused && player.currentTime >= view.stopAt) {
+    player.pause();
+    view.stopAt = null;
+  }
+  if (view.rec) drawTimeline();
+  requestAnimationFrame(tick);
+}
+
+function matches(seg) {
+  const f = view.q.get('field'),
+    fl = view.q.get('flag');
+  if (!f) return true;
+  return (seg.flags[f] || []).includes(fl);
+}
+
+function layout(canvas) {
+  const lanes = view.rec.speakers.length;
+  const W = canvas.clientWidth,
+    waveH = 84,
+    laneH = 24,
+    axisH = 18,
+    G = 56; // G: gutter for lane names
+  return { W, G, waveH, laneH, axisH, H: waveH + lanes * laneH + axisH + 6, lanes };
+}
+
+function drawTimeline() {
+  const canvas = document.getElementById('timeline');
+  if (!canvas) return;
+  const rec = view.rec,
+    L = layout(canvas),
+    dpr = window.devicePixelRatio || 1;
+  if (canvas.width !== Math.round(L.W * dpr) || canvas.height !== Math.round(L.H * dpr)) {
+    canvas.width = Math.round(L.W * dpr);
+    canvas.height = Math.round(L.H * dpr);
+    canvas.style.height = L.H + 'px';
+  }
+  const g = canvas.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, L.W, L.H);
+  const dur = rec.duration || 1,
+    span = L.W - L.G,
+    x = (t) => L.G + (t / dur) * span,
+    dx = (t) => (t / dur) * span;
+  // Segment spans behind the waveform, in the speaker's colour.
+  for (const s of rec.segments) {
+    g.fillStyle = speakerColor(rec, s.speaker_id) + (s.index === view.sel ? '33' : '14');
+    g.fillRect(x(s.start_time / 1000), 0, Math.max(1, dx((s.end_time - s.start_time) / 1000)), L.waveH);
+  }
+  const mid = L.waveH / 2,
+    peaks = rec.peaks || [];
+  const gain = 0.95 / Math.max(1e-3, ...peaks.map(([lo, hi]) => Math.max(-lo, hi))); // fill the height
+  g.fillStyle = '#475569';
+  for (let i = 0; i < peaks.length; i++) {
+    const px = L.G + (i / peaks.length) * span,
+      w = Math.max(1, span / peaks.length);
+    const [lo, hi] = peaks[i];
+    g.fillRect(px, mid - hi * mid * gain, w, Math.max(1, (hi - lo) * mid * gain));
+  }
+  // One lane per speaker.
+  rec.speakers.forEach((spk, li) => {
+    const y = L.waveH + 4 + li * L.laneH;
+    g.fillStyle = li % 2 ? '#f7f8fa' : '#fff';
+    g.fillRect(L.G, y, span, L.laneH);
+    for (const s of rec.segments.filter((s) => s.speaker_id === spk.speaker_id)) {
+      const x0 = x(s.start_time / 1000),
+        w = Math.max(2, dx((s.end_time - s.start_time) / 1000));
+      g.globalAlpha = matches(s) ? 1 : 0.3;
+      g.fillStyle = speakerColor(rec, s.speaker_id);
+      g.fillRect(x0, y + 3, w, L.laneH - 6);
+      if (s.index === view.sel) {
+        g.strokeStyle = '#111827';
+        g.lineWidth = 2;
+        g.strokeRect(x0 - 1, y + 2, w + 2, L.laneH - 4);
+      }
+      g.globalAlpha = 1;
+      if (w > 18) {
+        g.fillStyle = '#fff';
+        g.font = '11px system-ui, sans-serif';
+        g.fillText(String(s.index), x0 + 4, y + L.laneH / 2 + 4);
+      }
+    }
+    g.fillStyle = '#111827';
+    g.font = '11px system-ui, sans-serif';
+    g.fillStyle = speakerColor(rec, spk.speaker_id);
+    g.fillRect(2, y + 8, 8, 8);
+    g.fillStyle = '#111827';
+    g.fillText(spk.speaker_id, 14, y + L.laneH / 2 + 4);
+  });
+  // Time axis.
+  const ay = L.H - L.axisH + 4,
+    step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600].find((s) => dur / s <= span / 70) || 900;
+  g.fillStyle = '#6b7383';
+  g.font = '10.5px system-ui, sans-serif';
+  for (let t = 0; t <= dur; t += step) {
+    g.fillRect(x(t), ay - 4, 1, 4);
+    g.fillText(fmtTime(t).replace(/\.00$/, ''), x(t) + 2, ay + 8);
+  }
+  // Playhead.
+  g.fillStyle = '#dc2626';
+  g.fillRect(x(Math.min(dur, player.currentTime || 0)) - 0.5, 0, 1.5, L.H - L.axisH);
+  const tm = document.getElementById('clock');
+  if (tm) tm.textContent = fmtTime(player.currentTime || 0) + ' / ' + fmtTime(dur);
+}
+
+function onTimelineClick(ev) {
+  const canvas = ev.currentTarget,
+    rect = canvas.getBoundingClientRect(),
+    L = layout(canvas);
+  const t = Math.max(0, (ev.clientX - rect.left - L.G) / (rect.width - L.G)) * (view.rec.duration || 0) * 1000;
+  const y = ev.clientY - rect.top;
+  const lane = Math.floor((y - L.waveH - 4) / L.laneH);
+  const spk = y > L.waveH && lane >= 0 && lane < L.lanes ? view.rec.speakers[lane].speaker_id : null;
+  const hit = view.rec.segments.find((s) => s.start_time <= t && t <= s.end_time && (!spk || s.speaker_id === spk));
+  if (hit) playSegment(hit.index);
+  else {
+    view.stopAt = null;
+    player.currentTime = t / 1000;
+  }
+}
+
+function select(i) {
+  if (i < 0 || i >= view.rec.segments.length) return;
+  view.sel = i;
+  for (const row of document.querySelectorAll('.seg'))
+    row.classList.toggle('selected', Number(row.dataset.index) === i);
+  const row = document.querySelector(`.seg[data-index="${i}"]`);
+  if (row) row.scrollIntoView({ block: 'nearest' });
+  const q = new URLSearchParams(view.q);
+  q.set('seg', view.rec.segments[i].key);
+  history.replaceState(null, '', location.pathname + location.search + hashFor('rec', view.rec.rec, q));
+  showPanel(view.rec.segments[i]);
+}
+
+function segmentRow(s) {
+  const flags = Object.values(s.flags).flat();
+  const kinds = Object.keys(FLAG_NAMES).filter((k) => flags.includes(k));
+  return el(
+    'div',
+    {
+      class: 'seg' + (matches(s) ? '' : ' dimmed'),
+      'data-index': s.index,
+      'data-key': s.key,
+      onclick: () => playSegment(s.index),
+    },
+    el('span', { class: 'idx', text: s.index }),
+    el(
+      'span',
+      { class: 'meta' },
+      el(
+        'span',
+        { class: 'chip' },
+        el('i', { style: { background: speakerColor(view.rec, s.speaker_id) } }),
+        s.speaker_id + ' · ' + s.speaker_name,
+      ),
+      ' ' + fmtTime(s.start_time / 1000) + '–' + fmtTime(s.end_time / 1000),
+      kinds.map(badge),
+    ),
+    el('span', { class: 'txt', text: s.text }),
+  );
+}
+
+async function showRecording(recId, q) {
+  stopPlayback();
+  view.q = q;
+  const rec = await api('recording', { rec: recId });
+  view.rec = rec;
+  document.getElementById('crumb').textContent = '/ ' + rec.rec;
+  const src = '/api/audio?' + new URLSearchParams({ rec: rec.rec, token: TOKEN });
+  if (player.getAttribute('src') !== src) player.setAttribute('src', src);
+  const canvas = el('canvas', { id: 'timeline', onclick: onTimelineClick });
+  const fieldSel = el(
+    'select',
+    { id: 'r-field' },
+    el('option', { value: '', text: 'any field' }),
+    [...rec.fields, 'text', 'text_and_paralanguage', 'speaker', 'start_time', 'end_time'].map((f) =>
+      el('option', { value: f, text: f }),
+    ),
+  );
+  const flagSel = el(
+    'select',
+    { id: 'r-flag' },
+    Object.keys(FLAG_NAMES).map((f) => el('option', { value: f, text: f })),
+  );
+  fieldSel.value = q.get('field') || '';
+  flagSel.value = q.get('flag') || 'relabeled';
+  const onFilter = () => {
+    const nq = new URLSearchParams();
+    if (fieldSel.value) {
+      nq.set('field', fieldSel.value);
+      nq.set('flag', flagSel.value);
+    }
+    view.q = nq;
+    list.replaceChildren(...rec.segments.map(segmentRow));
+    select(view.sel);
+    const n = rec.segments.filter(matches).length;
+    count.textContent = fieldSel.value
+      ? `${n} of ${rec.segments.length} segments match`
+      : `${rec.segments.length} segments`;
+  };
+  fieldSel.addEventListener('change', onFilter);
+  flagSel.addEventListener('change', onFilter);
+  const count = el('span', { class: 'dim' });
+  const list = el('div', { class: 'card seglist', id: 'segments' });
+  view.panel = el('div', { class: 'card panel', id: 'panel' });
+  app.replaceChildren(
+    ...[
+      el(
+        'div',
+        { class: 'rechead' },
+        el('h1', { text: rec.rec }),
+        el('span', { class: 'status ' + rec.status, text: rec.status }),
+        el('span', {
+          class: 'dim',
+          text: `${fmtDur(rec.duration)} · ${rec.segments.length} segments · labels ${rec.label_lang}`,
+        }),
+        el(
+          'div',
+          { class: 'chips' },
+          rec.speakers.map((s) =>
+            el(
+              'span',
+              { class: 'chip' },
+              el('i', { style: { background: speakerColor(rec, s.speaker_id) } }),
+              s.speaker_id + ' · ' + s.speaker_name,
+            ),
+          ),
+        ),
+        el('span', { class: 'spacer' }),
+        el('a', {
+          href: '/api/output?' + new URLSearchParams({ rec: rec.rec, token: TOKEN }),
+          target: '_blank',
+          rel: 'noopener',
+          text: 'output JSON',
+        }),
+      ),
+      rec.audio_error ? el('p', { class: 'card', text: 'audio unavailable: ' + rec.audio_error }) : null,
+      el(
+        'div',
+        { class: 'card timeline' },
+        canvas,
+        el(
+          'div',
+          { class: 'transport' },
+          el('button', { id: 'play', onclick: togglePlay, text: 'play / pause' }),
+          el('span', { class: 'time', id: 'clock' }),
+          el(
+            'span',
+            { class: 'hint' },
+            el('kbd', { text: 'space' }),
+            ' play/pause  ',
+            el('kbd', { text: '←' }),
+            ' ',
+            el('kbd', { text: '→' }),
+            ' previous/next segment  · click a segment to hear exactly its span',
+          ),
+        ),
+      ),
+      el(
+        'div',
+        { class: 'toolbar' },
+        el('label', { text: 'highlight segments where' }),
+        fieldSel,
+        el('label', { text: 'is' }),
+        flagSel,
+        count,
+      ),
+      el('div', { class: 'cols' }, list, view.panel),
+    ].filter(Boolean),
+  );
+  const want = q.get('seg');
+  const idx = want ? rec.segments.findIndex((s) => s.key === want) : -1;
+  view.sel = idx >= 0 ? idx : 0;
+  onFilter();
+  drawTimeline();
+}
+
+// -- segment panel -----------------------------------------------------------------------
+
+async function save(seg, field, value) {
+  try {
+    await api('edit', null, { rec: view.rec.rec, key: seg.key, field, value });
+    toast(`saved ${field}`);
+    const keep = seg.key;
+    const q = new URLSearchParams(view.q);
+    q.set('seg', keep);
+    await showRecording(view.rec.rec, q);
+  } catch (e) {
+    toast(`${field}: ${e.message}`, true);
+  }
+}
+
+function editor(seg, field, value, kind, options) {
+  let input;
+  if (kind === 'select') {
+    input = el(
+      'select',
+      { 'data-field': field },
+      options.map(([v, label]) => el('option', { value: v, text: label })),
+    );
+    input.value = value;
+  } else if (kind === 'textarea') {
+    input = el('textarea', { 'data-field': field, rows: 2, value });
+  } else {
+    input = el('input', { 'data-field': field, type: kind === 'number' ? 'number' : 'text', value });
+  }
+  const button = el('button', { class: 'primary', text: 'save', disabled: true, 'data-save': field });
+  const changed = () => {
+    button.disabled = String(input.value) === String(value);
+  };
+  input.addEventListener('input', changed);
+  input.addEventListener('change', changed);
+  button.addEventListener('click', () => {
+    let v = input.value;
+    if (kind === 'number') v = Number(v);
+    if (kind === 'select' && v === '__new__') {
+      v = (window.prompt('new speaker label (letters, digits, _ . -)') || '').trim();
+      if (!v) return;
+    }
+    save(seg, field, v);
+  });
+  return el('div', { class: 'editor' }, input, button);
+}
+
+function fieldCard(seg, field, trail) {
+  const kinds = seg.flags[field] || [];
+  const conf = trail.confidence;
+  const vocab = view.rec.vocab[field];
+  const value = seg[field];
+  const cited = new Set(trail.cites || []);
+  const details = el('details', {}, el('summary', { text: 'contract, evidence, review rounds' }));
+  if (trail.composed)
+    details.append(
+      el('p', { class: 'dim', text: 'composed in finalize from the reviewed fields, transcript and admitted context' }),
+    );
+  if (trail.contract) {
+    const c = trail.contract;
+    details.append(
+      el(
+        'dl',
+        { class: 'kv' },
+        ['objective', 'value_format', 'admissible_evidence', 'priority', 'context_scope', 'conflict_rule'].map((k) => [
+          el('dt', { text: k.replace(/_/g, ' ') }),
+          el('dd', { text: Array.isArray(c[k]) ? c[k].join(', ') || '(none)' : c[k] }),
+        ]),
+      ),
+    );
+  }
+  if (trail.evidence.length) {
+    details.append(
+      el(
+        'table',
+        { class: 'ev' },
+        trail.evidence.map((e) =>
+          el(
+            'tr',
+            { class: cited.has(e.name) ? 'cited' : '' },
+            el('td', { text: e.name }),
+            el('td', {
+              text:
+                (typeof e.value === 'object' ? JSON.stringify(e.value) : String(e.value)) +
+                (e.unit ? ' ' + e.unit : ''),
+            }),
+            el('td', {
+              class: 'dim',
+              text: `${e.source}; ${e.extractor || '?'}; rel ${Number(e.reliability).toFixed(2)}`,
+            }),
+          ),
+        ),
+      ),
+    );
+  } else if (!trail.composed) details.append(el('p', { class: 'dim', text: 'no evidence admitted' }));
+  if (trail.speaker_history)
+    details.append(el('p', { class: 'dim', text: 'speaker history: ' + JSON.stringify(trail.speaker_history) }));
+  for (const r of trail.rounds) {
+    const v = r.verdict;
+    details.append(
+      el(
+        'div',
+        { class: 'round ' + (v ? (v.accepted ? 'accepted' : 'rejected') : '') },
+        el(
+          'div',
+          {},
+          el('b', { text: `round ${r.round}: ` }),
+          String(r.value),
+          el('span', {
+            class: 'dim',
+            text: ` (confidence ${Number(r.confidence).toFixed(2)}, ${r.status}, ${r.backend || '?'})`,
+          }),
+        ),
+        r.cites.length ? el('div', { class: 'dim', text: 'cites: ' + r.cites.join(', ') }) : null,
+        r.rationale ? el('div', { class: 'dim', text: 'rationale: ' + r.rationale }) : null,
+        r.error ? el('div', { class: 'dim', text: 'error: ' + r.error }) : null,
+        v
+          ? el('div', {
+              text:
+                `review: ${v.accepted ? 'accepted' : 'REJECTED'} - ${v.reason}` +
+                (v.accepted ? '' : ` · request: ${v.request}`),
+            })
+          : null,
+      ),
+    );
+  }
+  if (trail.review_skipped) details.append(el('p', { class: 'dim', text: 'review skipped (--no-review)' }));
+  const ed = vocab
+    ? editor(
+        seg,
+        field,
+        value,
+        'select',
+        vocab.map((v) => [v, v]),
+      )
+    : editor(seg, field, value, field === 'caption' || field === 'contextual_inference' ? 'textarea' : 'text');
+  const wide = trail.composed ? ' wide' : '';
+  return el(
+    'div',
+    { class: 'field ' + kinds.join(' ') + wide, 'data-field-card': field },
+    el(
+      'div',
+      { class: 'fhead' },
+      el('span', { class: 'fname', text: field }),
+      kinds.map(badge),
+      el('span', { class: 'conf', text: conf === null ? '' : 'confidence ' + conf.toFixed(2) }),
+    ),
+    conf === null
+      ? null
+      : el(
+          'div',
+          { class: 'confbar' },
+          el('div', { style: { width: `${Math.round(100 * Math.max(0, Math.min(1, conf)))}%` } }),
+        ),
+    ed,
+    trail.cites && trail.cites.length ? el('div', { class: 'cites', text: 'cites: ' + trail.cites.join(', ') }) : null,
+    details,
+  );
+}
+
+async function showPanel(seg) {
+  const panel = view.panel;
+  const token = (showPanel.n = (showPanel.n || 0) + 1);
+  let data;
+  try {
+    data = await api('segment', { rec: view.rec.rec, key: seg.key });
+  } catch (e) {
+    toast(e.message, true);
+    return;
+  }
+  if (token !== showPanel.n) return; // a newer selection won
+  const speakers = view.rec.speakers.map((s) => [s.raw, `${s.speaker_id} · ${s.speaker_name}`]);
+  if (!speakers.some(([raw]) => raw === seg.raw_speaker)) speakers.push([seg.raw_speaker, seg.speaker_id]);
+  speakers.push(['__new__', 'new speaker…']);
+  const audit = data.decisions.length
+    ? el(
+        'ul',
+        { class: 'audit', id: 'audit' },
+        data.decisions
+          .slice()
+          .reverse()
+          .map((d) =>
+            el(
+              'li',
+              {},
+              el('b', { text: d.field }),
+              `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
+              el('span', {
+                class: 'dim',
+                text: `by ${d.who}, ${utc(d.at)} UTC (#${d.id})`,
+              }),
+            ),
+          ),
+      )
+    : el('p', { class: 'dim', id: 'audit', text: 'no human decision on this segment yet' });
+  panel.dataset.key = seg.key; // which segment the panel shows, once it is drawn
+  panel.replaceChildren(
+    el(
+      'h2',
+      {},
+      `Segment ${seg.index}`,
+      el('span', { class: 'dim mono', text: seg.key }),
+      el('span', { class: 'dim', text: `${fmtTime(seg.start_time / 1000)}–${fmtTime(seg.end_time / 1000)}` }),
+      el('button', { text: '▶ play segment', id: 'play-seg', onclick: () => playSegment(seg.index) }),
+    ),
+    el(
+      'section',
+      {},
+      el('h3', { text: 'Transcript' }),
+      el('div', { class: 'row' }, el('label', { text: 'text' })),
+      editor(seg, 'text', seg.text, 'textarea'),
+      el('div', { class: 'row' }, el('label', { text: 'text and paralanguage' })),
+      editor(seg, 'text_and_paralanguage', seg.text_and_paralanguage, 'textarea'),
+    ),
+    el(
+      'section',
+      {},
+      el('h3', { text: 'Speaker and boundaries' }),
+      el(
+        'div',
+        { class: 'row' },
+        el('label', { text: 'speaker' }),
+        editor(seg, 'speaker', seg.raw_speaker, 'select', speakers),
+      ),
+      el(
+        'div',
+        { class: 'row' },
+        el('label', { text: 'start (ms)' }),
+        editor(seg, 'start_time', seg.start_time, 'number'),
+      ),
+      el('div', { class: 'row' }, el('label', { text: 'end (ms)' }), editor(seg, 'end_time', seg.end_time, 'number')),
+    ),
+    el(
+      'section',
+      {},
+      el('h3', { text: 'Attributes' }),
+      el(
+        'div',
+        { class: 'fields' },
+        view.rec.fields.map((f) => fieldCard(seg, f, data.trails[f])),
+      ),
+    ),
+    el('section', {}, el('h3', { text: 'Audit trail (human decisions)' }), audit),
+  );
+}
+
+// -- keyboard and routing ----------------------------------------------------------------
+
+document.addEventListener('keydown', (ev) => {
+  if (!view.rec || parseHash().view !== 'rec') return;
+  const tag = (ev.target.tagName || '').toLowerCase();
+  if (tag === 'input' || tag === 'textarea' || tag === 'select' || ev.target.isContentEditable) return;
+  if (ev.key === ' ') {
+    ev.preventDefault();
+    togglePlay();
+  } else if (ev.key === 'ArrowRight') {
+    ev.preventDefault();
+    playSegment(Math.min(view.rec.segments.length - 1, view.sel + 1));
+  } else if (ev.key === 'ArrowLeft') {
+    ev.preventDefault();
+    playSegment(Math.max(0, view.sel - 1));
+  }
+});
+
+let routed = null;
+async function route() {
+  const r = parseHash();
+  const id = r.view + ':' + (r.rec || '');
+  if (routed === id && r.view === 'rec') return; // same recording: selection changes only
+  routed = id;
+  try {
+    if (r.view === 'rec') {
+      await showRecording(r.rec, r.q);
+    } else {
+      view.rec = null;
+      await showCorpus(r.q);
+    }
+  } catch (e) {
+    app.replaceChildren(
+      el('p', { class: 'card', text: 'error: ' + e.message }),
+      el('a', { href: '#/', text: 'back to the corpus' }),
+    );
+  }
+}
+
+window.addEventListener('hashchange', route);
+window.addEventListener('resize', () => view.rec && drawTimeline());
+requestAnimationFrame(tick);
+route();

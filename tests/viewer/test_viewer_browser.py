@@ -1,0 +1,207 @@
+"""The review page in a real headless Chromium over a real annotated recording."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import urllib.parse
+
+from click.testing import CliRunner
+from viewer_helpers import EXAMPLE, XSS_INDEX
+
+from speechannotator.agents.cli import explain_command
+from speechannotator.state import StateStore
+
+
+def _records(out):
+    return json.loads((out / "dialogue.json").read_text(encoding="utf-8"))
+
+
+def _open_recording(page, server, seg: int | None = None):
+    page.goto(server.url)
+    page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    page.click("#corpus tbody tr[data-rec='dialogue']")
+    page.wait_for_selector(".seg[data-index='0']")
+    if seg is not None:  # else the first segment is selected without playing
+        page.click(f".seg[data-index='{seg}'] .idx")
+    key = page.eval_on_selector(f".seg[data-index='{seg or 0}']", "e => e.dataset.key")
+    page.wait_for_selector(f"#panel[data-key='{key}'] [data-field-card='gender']")  # this segment's panel
+
+
+def test_page_shows_the_corpus_and_the_recording(annotated, view_server, page):
+    out = annotated[0]
+    records = _records(out)
+    page.goto(view_server.url)
+    row = page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    cells = [c.inner_text() for c in row.query_selector_all("td")]
+    assert cells[0] == "dialogue" and cells[2] == "2" and cells[3] == str(len(records)) and cells[4] == "complete"
+    row.click()
+    page.wait_for_selector(".seg[data-index='0']")
+    texts = page.eval_on_selector_all(".seg .txt", "els => els.map(e => e.textContent)")
+    assert texts == [r["text"] for r in records]
+    # The waveform was drawn from the server's peaks: the canvas holds ink.
+    inked = page.evaluate("""() => { const c = document.getElementById('timeline');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n / (d.length / 4); }""")
+    assert inked > 0.1
+    # The segment panel shows explain's trail: the contract and the cited evidence of gender.
+    page.wait_for_selector("[data-field-card='gender']")
+    card = page.inner_text("[data-field-card='gender']")
+    assert "confidence" in card and "cites:" in card
+    page.click("[data-field-card='gender'] summary")
+    details = page.inner_text("[data-field-card='gender'] details")
+    assert "admissible evidence" in details and "round 0" in details and "review:" in details
+    assert page.errors == []
+
+
+def test_playing_a_segment_plays_exactly_its_span(annotated, view_server, page):
+    out = annotated[0]
+    seg = _records(out)[3]
+    ranges = []
+    page.on("request", lambda r: "/api/audio" in r.url and ranges.append(r.headers.get("range")))
+    _open_recording(page, view_server)
+    page.click(".seg[data-index='3'] .txt")
+    start, end = seg["start_time"] / 1000, seg["end_time"] / 1000
+    page.wait_for_function(f"() => !player.paused && player.currentTime > {start}")
+    t = page.evaluate("player.currentTime")
+    assert start <= t < end
+    assert any(r and r.startswith("bytes=") for r in ranges), ranges  # the audio is fetched by range
+    # It stops by itself at the segment's end.
+    page.wait_for_function("() => player.paused", timeout=15000)
+    assert end - 0.05 <= page.evaluate("player.currentTime") <= end + 0.1
+    # Arrow right: the next segment, from its start; space pauses.
+    page.keyboard.press("ArrowRight")
+    nxt = _records(out)[4]["start_time"] / 1000
+    page.wait_for_function(f"() => !player.paused && player.currentTime >= {nxt}")
+    assert page.eval_on_selector(".seg.selected", "e => e.dataset.index") == "4"
+    page.keyboard.press(" ")
+    page.wait_for_function("() => player.paused")
+
+
+def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annotated, view_server, page):
+    out = annotated[0]
+    before = _records(out)[1]
+    other = "female" if before["gender"] == "male" else "male"
+    _open_recording(page, view_server, seg=1)
+    page.select_option("[data-field-card='gender'] select", other)
+    page.click("[data-field-card='gender'] [data-save='gender']")
+    page.wait_for_selector("#audit li")
+    page.fill("textarea[data-field='text']", "and mister john dashwood had then leisure to consider")
+    page.click("[data-save='text']")
+    page.wait_for_function("() => document.querySelectorAll('#audit li').length === 2")
+    page.reload()
+    page.wait_for_selector("#audit li")
+    assert page.eval_on_selector("[data-field-card='gender'] select", "e => e.value") == other
+    assert page.eval_on_selector(".seg[data-index='1'] .txt", "e => e.textContent").endswith("leisure to consider")
+    after = _records(out)[1]
+    assert after["gender"] == other and after["text"].endswith("leisure to consider")
+    assert after["text_and_paralanguage"] == after["text"]
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        trail = [d for d in store.decisions("dialogue") if d.key == "seg_00001"]
+    assert [(d.field, d.old, d.new, d.who) for d in trail] == [
+        ("gender", before["gender"], other, "tester"), ("text", before["text"], after["text"], "tester")]
+    res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "1", "--field", "gender"])
+    assert res.exit_code == 0 and f"-> '{other}'" in res.output and res.output.rstrip().endswith(f"final: {other}")
+    # A value outside the closed vocabulary is refused and adds nothing.
+    page.evaluate("""() => fetch('/api/edit', {method: 'POST', headers: {'X-Session-Token': new URLSearchParams(
+        location.search).get('token'), 'Content-Type': 'application/json'}, body: JSON.stringify({rec: 'dialogue',
+        key: 'seg_00001', field: 'gender', value: 'purple'})}).then(r => window.__status = r.status)""")
+    page.wait_for_function("() => window.__status !== undefined")
+    assert page.evaluate("window.__status") == 400
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        assert len(store.decisions("dialogue")) == 2
+    # The corpus list filters by field and kind: one segment with an edited gender, none with an edited age.
+    page.goto(view_server.url)
+    page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    page.select_option("#f-field", "gender")
+    page.select_option("#f-flag", "edited")
+    assert page.inner_text("#corpus tbody tr[data-rec='dialogue'] td:last-child") == "1"
+    page.select_option("#f-field", "age")
+    assert page.query_selector("#corpus tbody tr[data-rec='dialogue']") is None
+
+
+def test_speaker_and_boundary_corrections(annotated, view_server, page):
+    out = annotated[0]
+    rows = _records(out)
+    last = len(rows) - 1
+    target = next(r for r in rows if r["speaker_id"] != rows[last]["speaker_id"])
+    _open_recording(page, view_server, seg=last)
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        raw = {s.key: s.speaker for s in store.segments("dialogue")}
+    other_raw = raw[f"seg_{rows.index(target):05d}"]
+    page.select_option("select[data-field='speaker']", other_raw)
+    page.click("[data-save='speaker']")
+    page.wait_for_selector("#audit li")
+    page.fill("input[data-field='end_time']", str(rows[last]["end_time"] - 250))
+    page.click("[data-save='end_time']")
+    page.wait_for_function("() => document.querySelectorAll('#audit li').length === 2")
+    after = _records(out)[last]
+    assert (after["speaker_id"], after["speaker_name"]) == (target["speaker_id"], target["speaker_name"])
+    assert after["end_time"] == rows[last]["end_time"] - 250
+    # An end before the start is refused with the schema's reason, shown to the reviewer.
+    page.fill("input[data-field='end_time']", str(after["start_time"] - 1))
+    page.click("[data-save='end_time']")
+    page.wait_for_selector("#toast.error")
+    assert "start < end" in page.inner_text("#toast")
+    assert _records(out)[last]["end_time"] == after["end_time"]
+
+
+def test_an_annotate_rerun_keeps_human_decisions(annotated):
+    from speechannotator.cli import main
+
+    out, timeline, settings = annotated
+    old = _records(out)[5]["emotion"]
+    with StateStore(out / "state.sqlite") as store:
+        store.add_decision("dialogue", "seg_00005", "emotion", old, "curious (moderate)", "tester")
+    (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
+    res = CliRunner().invoke(main, ["annotate", str(EXAMPLE), "--timeline", str(timeline), "-o", str(out), "-q",
+                                    "--no-print", "--config", str(settings)])
+    assert res.exit_code == 0, res.output
+    assert _records(out)[5]["emotion"] == "curious (moderate)"
+
+
+def test_transcripts_show_as_text_never_as_markup(annotated, view_server, page):
+    out = annotated[0]
+    assert "<script>" in _records(out)[XSS_INDEX]["text"]
+    _open_recording(page, view_server, seg=XSS_INDEX)
+    shown = page.eval_on_selector(f".seg[data-index='{XSS_INDEX}'] .txt", "e => e.textContent")
+    assert "<script>window.__xss = 1</script>" in shown and "<img src=x onerror=" in shown
+    assert "<script>" in page.eval_on_selector("textarea[data-field='text']", "e => e.value")
+    assert page.evaluate("window.__xss") is None
+    assert page.query_selector_all("#segments img, #panel img, #segments script, #panel script") == []
+    assert page.errors == []
+
+
+def _get(server, path: str, headers: dict | None = None, method: str = "GET", body: bytes | None = None):
+    host, port = urllib.parse.urlsplit(server.base).netloc.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request(method, path, body=body, headers=headers or {})  # the path goes out as written
+    res = conn.getresponse()
+    data = res.read()
+    conn.close()
+    return res.status, data, dict(res.getheaders())
+
+
+def test_token_is_required_and_only_named_files_are_served(annotated, view_server):
+    s, tok = view_server, view_server.token
+    for path in ("/", "/static/app.js", "/api/corpus", "/api/audio?rec=dialogue", "/api/output?rec=dialogue"):
+        assert _get(s, path)[0] == 403, path
+        assert _get(s, path + ("&" if "?" in path else "?") + "token=wrong" + tok[5:])[0] == 403, path
+    assert _get(s, f"/api/corpus?token={tok}")[0] == 200
+    edit = json.dumps({"rec": "dialogue", "key": "seg_00000", "field": "age", "value": "elderly"}).encode()
+    # A state change needs the token in a header (a cross-site form cannot send one).
+    assert _get(s, f"/api/edit?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
+    for path in ("/static/../state.sqlite", "/static/..%2Fstate.sqlite", "/static/..%2F..%2Fserver.py",
+                 "/static/index.html", "/state.sqlite", "/dialogue.json", "/api/audio?rec=../../etc/passwd",
+                 "/api/output?rec=..%2Fstate", "/api/audio?rec=%2Fetc%2Fpasswd", "/api/segment?rec=dialogue&key=..",
+                 "/etc/passwd"):
+        sep = "&" if "?" in path else "?"
+        status, data, _ = _get(s, f"{path}{sep}token={tok}")
+        assert status == 404, (path, status)
+        assert b"SQLite format" not in data and b"root:" not in data and b"import" not in data
+    status, data, _ = _get(s, f"/api/output?rec=dialogue&token={tok}")
+    assert status == 200 and json.loads(data)[0]["speaker_id"] == "spk_01"
+    status, _, headers = _get(s, f"/?token={tok}")
+    assert status == 200 and "script-src 'self'" in headers["content-security-policy"]
+    with StateStore(annotated[0] / "state.sqlite", readonly=True) as store:
+        assert not [d for d in store.decisions("dialogue") if d.key == "seg_00000"]

@@ -1,0 +1,42 @@
+"""Constants and the server runner shared by the review page's tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "dialogue.flac"
+REFERENCE = ROOT / "examples" / "dialogue.seglst.json"
+CHROMIUM = "/usr/bin/chromium"  # Debian's chromium (scripts/setup.sh); never a downloaded browser
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--autoplay-policy=no-user-gesture-required"]
+# Transcripts that would run script if the page ever parsed data as HTML.
+XSS_TEXT = '<script>window.__xss = 1</script>Was he a bad man? <img src=x onerror="window.__xss = 2">'
+XSS_INDEX = 2
+
+
+class ViewServer:
+    def __init__(self, out: Path, reviewer: str = "tester"):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "speechannotator.cli", "view", str(out), "--port", "0", "--reviewer", reviewer],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = self.proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+        if m is None:
+            self.proc.kill()
+            raise AssertionError(f"no URL printed: {line!r} {self.proc.stderr.read()}")
+        self.base, self.token = m.group(1), m.group(2)
+        self.url = f"{self.base}/?token={self.token}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
