@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("servers",),  # local OpenAI-compatible model servers (llama.cpp, Whisper) the agents may start
     ("agents",),  # stages 8-10 and their backends
     ("output",),  # stages 11-12
-    ("pipeline",),  # the stage table and driver
+    ("pipeline", "corpus"),  # the stage table and driver; corpus input
+    ("engine", "export"),  # corpus engines (local, Ray) over the driver; exports of an annotated corpus
     ("",),  # the public API (speechannotator/__init__.py)
     ("evaluation", "viewer"),  # SA-Eval and the bench runner, which drives the public API; the review page
     ("cli",),

@@ -203,7 +203,15 @@ def load_audio(path: str | Path, *, min_duration: float = MIN_DURATION) -> Audio
     p = Path(path)
     _check_file(p)
     data, sr = _decode(p)
+    return audio_from_array(data, sr, str(p), min_duration=min_duration)
+
+
+def audio_from_array(data: np.ndarray, sr: int, name: str, *, min_duration: float = MIN_DURATION) -> Audio:
+    """Validate decoded (frames, channels) samples and make them 16 kHz mono, or raise AudioError."""
     check_sample_rate(sr)
+    data = np.asarray(data, dtype=np.float32)
+    if data.ndim == 1:
+        data = data[:, None]
     if data.size == 0 or data.shape[0] == 0:
         raise AudioError("audio has zero length")
     if not np.all(np.isfinite(data)):
@@ -219,7 +227,7 @@ def load_audio(path: str | Path, *, min_duration: float = MIN_DURATION) -> Audio
     samples = resample(mono, sr)
     # Guard against clipping introduced by resampling overshoot.
     np.clip(samples, -1.0, 1.0, out=samples)
-    return Audio(samples=samples, sample_rate=SAMPLE_RATE, path=str(p), original_sample_rate=sr, original_channels=channels)
+    return Audio(samples=samples, sample_rate=SAMPLE_RATE, path=name, original_sample_rate=sr, original_channels=channels)
 
 
 def fingerprint(audio: Audio) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -13,9 +14,9 @@ import click
 from . import __version__
 from .agents.cli import explain
 from .assets import AssetError
-from .audio import find_audio_files
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
+from .export.formats import EXPORT_FORMATS
 from .viewer.cli import view
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
@@ -140,12 +141,16 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 @click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-def annotate(paths, out_dir, config_path, timeline, show, quiet, **flags):
-    """Annotate recordings (files or folders) into OUT/<stem>.json."""
-    from tqdm import tqdm
-
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Run recordings in this process, or on Ray Data (a local runtime, or --ray-address).")
+@click.option("--ray-address", help="Join an existing Ray cluster (host:port or 'auto') instead of starting one.")
+@click.option("--workers", type=int, help="Ray engine: actors in the pool (default: one per CPU of the cluster).")
+@click.option("--export", "export", multiple=True, type=click.Choice(EXPORT_FORMATS),
+              help="Also export the corpus to OUT/exports/FORMAT (repeatable).")
+def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_address, workers, export, **flags):
+    """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
     from .output.table import render
-    from .pipeline import Annotator, OutputError
+    from .output.files import OutputError
 
     if (flags.get("llm") or "").startswith("local") and (flags.get("llm_url") or flags.get("llm_model")):
         _fail("--llm", "choose either --llm local or --llm-url, not both")
@@ -161,63 +166,102 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, **flags):
         _fail(config_path or "settings", str(exc).splitlines()[0])
         sys.exit(2)
 
-    files = find_audio_files(list(paths))
-    if not files:
-        _fail(", ".join(map(str, paths)), "no audio files found")
-        sys.exit(1)
+    from .engine import RayOptions, annotate_corpus
+
+    def report(item, result) -> None:
+        if result.status == "failed":
+            _fail(item.source if item is not None else result.id, result.error or "failed")
+            return
+        if result.warning:
+            warning(item.source if item is not None else result.id, result.warning)
+        if show and item is not None:
+            from .schema import SegmentRecord
+
+            data = json.loads((out_dir / f"{item.id}.json").read_text(encoding="utf-8"))
+            note = " (already complete, skipped)" if result.status == "skipped" else ""
+            title = f"{Path(item.path).name} -> {out_dir / (item.id + '.json')}{note}"
+            echo(render([SegmentRecord.model_validate(d) for d in data], title=title))
+
+    if config.agents.backend == "local":
+        from .assets import resolve_local_llm
+
+        try:
+            m = resolve_local_llm(config.local_llm.model)
+        except AssetError as exc:  # e.g. --llm local with no local model installed
+            _fail("--llm", str(exc))
+            sys.exit(2)
+        how = "best installed" if config.local_llm.model == "auto" else "as named"
+        echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
+    ray_opts = RayOptions(address=ray_address, workers=workers)
     try:
-        annotator = Annotator(out_dir, config)
-    except AssetError as exc:  # e.g. --llm local with no local model installed
+        summary = annotate_corpus(list(paths), out_dir, config, engine=engine, timeline=timeline,
+                                  ray_options=ray_opts, progress=not quiet, on_result=report)
+    except AssetError as exc:
         _fail("--llm", str(exc))
         sys.exit(2)
     except OutputError as exc:
         _fail(out_dir, str(exc))
         sys.exit(2)
-    if config.agents.backend == "local":
-        from .assets import local_llm
+    except (ConnectionError, RuntimeError, OSError) as exc:  # the engine itself (Ray unreachable, OUT unwritable)
+        logging.getLogger("speechannotator").debug("corpus run failed", exc_info=True)
+        _fail(ray_address or out_dir, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
+        sys.exit(1)
+    total = len(summary.done) + len(summary.skipped) + len(summary.failed)
+    if total == 0:
+        _fail(", ".join(map(str, paths)), "no audio files found")
+        sys.exit(1)
+    if export:
+        from .export import export_corpus
 
-        m = local_llm(annotator.config.local_llm.model)
-        how = "best installed" if config.local_llm.model == "auto" else "as named"
-        click.echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
-    failures, partial, seen = 0, 0, set()
-    bar = tqdm(files, unit="file", disable=quiet or len(files) == 0, file=sys.stderr, dynamic_ncols=True)
+        for fmt in export:
+            dest = export_corpus(out_dir, fmt, out_dir / "exports" / fmt)
+            echo(f"exported {fmt} to {dest}", err=True)
+    ok = len(summary.done) + len(summary.skipped)
+    note = f"; {len(summary.partial)} with failed fields" if summary.partial else ""
+    echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)
+    sys.exit(1 if summary.failed or summary.partial else 0)
+
+
+def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
+    bounds = {}
+    for v in values:
+        name, sep, num = v.partition("=")
+        try:
+            bounds[name.strip()] = float(num)
+        except ValueError:
+            raise click.BadParameter(f"{v!r}: expected FIELD=VALUE, e.g. emotion=0.6",
+                                     param_hint="--min-confidence") from None
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{v!r}: expected FIELD=VALUE", param_hint="--min-confidence")
+    return bounds
+
+
+@main.command()
+@click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--to", "fmt", required=True, type=click.Choice(EXPORT_FORMATS), help="Export format.")
+@click.option("-o", "--output", "dest", required=True, type=click.Path(path_type=Path),
+              help="Destination folder (or file for jsonl, rttm, seglst).")
+@click.option("--rate", type=click.Choice(["16000", "source"]), default="16000", show_default=True,
+              help="clips and hf: audio at 16 kHz or at the source's rate.")
+@click.option("--min-duration", type=float, help="Keep segments at least this long (seconds).")
+@click.option("--max-duration", type=float, help="Keep segments at most this long (seconds).")
+@click.option("--language", "languages", multiple=True, help="Keep segments in this language (repeatable).")
+@click.option("--speaker", "speakers", multiple=True,
+              help="Keep this speaker: spk_01, or RECORDING:spk_01 (repeatable).")
+@click.option("--min-confidence", "confidences", multiple=True,
+              help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).")
+def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences):
+    """Export an annotated corpus (OUT) to a training-ready format."""
+    from .export import ExportFilter, export_corpus
+
+    filters = ExportFilter(min_duration=min_duration, max_duration=max_duration, languages=frozenset(languages),
+                           speakers=frozenset(speakers), min_confidence=_confidence_bounds(confidences))
     try:
-        for path in bar:
-            if path.stem in seen:
-                failures += 1
-                _fail(path, f"another input is also named {path.stem!r}; outputs would collide")
-                continue
-            seen.add(path.stem)
-            ref = timeline
-            if timeline is not None and timeline.is_dir():
-                matches = sorted(p for p in timeline.iterdir() if p.stem.split(".")[0] == path.stem)
-                if not matches:
-                    failures += 1
-                    _fail(path, f"no reference timeline named {path.stem}.* in {timeline}")
-                    continue
-                ref = matches[0]
-            bar.set_description(path.name[:30])
-            result = annotator.annotate(path, timeline=ref, on_stage=lambda s: bar.set_postfix_str(s))
-            if not result.ok:
-                failures += 1
-                bar.clear()
-                _fail(path, result.error or "failed")
-                continue
-            if show:
-                bar.clear()
-                note = " (already complete, skipped)" if result.skipped else ""
-                echo(render(result.records, title=f"{path.name} -> {result.output}{note}"))
-            if result.failed_fields:
-                partial += 1
-                bar.clear()
-                warning(path, result.failed_summary())
-    finally:
-        bar.close()
-        annotator.close()
-    ok = len(files) - failures
-    note = f"; {partial} with failed fields" if partial else ""
-    echo(f"annotated {ok}/{len(files)} recording(s) into {out_dir}{note}", err=True)
-    sys.exit(1 if failures or partial else 0)
+        path = export_corpus(out_dir, fmt, dest, filters, rate=rate)
+    except (OSError, ValueError) as exc:
+        _fail(out_dir, str(exc).splitlines()[0])
+        sys.exit(1)
+    echo(f"exported {fmt} to {path}", err=True)
 
 
 # Subcommands that live with their subsystems.

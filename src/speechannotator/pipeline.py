@@ -210,8 +210,13 @@ class Annotator:
         timeline: str | Path | None = None,
         rec: str | None = None,
         on_stage: Callable[[str], None] | None = None,
+        load: Callable[[], Audio] | None = None,
     ) -> AnnotationResult:
-        """Annotate one recording; errors are returned in the result, never raised."""
+        """Annotate one recording; errors are returned in the result, never raised.
+
+        `rec` (default: the file stem) names the output, OUT/<rec>.json, and may hold folders;
+        `load` replaces reading `path` (a corpus item stored in a dataset or cut from a longer file).
+        """
         path = Path(path)
         rec = rec or path.stem
         result = AnnotationResult(path=path, rec=rec, config=self.config)
@@ -223,7 +228,7 @@ class Annotator:
             check_output_name(out_path)
             lock.acquire()  # before anything reads or resets the recording's state
             notify("load")
-            audio = load_audio(path)
+            audio = load() if load is not None else load_audio(path)
             result.duration = audio.duration
             result.timings["load"] = time.perf_counter() - t0
             timeline_path = Path(timeline) if timeline is not None else None

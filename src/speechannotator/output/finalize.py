@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from ..agents.phrases import phrases
 from ..calibration import DEFAULT
@@ -20,6 +21,9 @@ from ..records import Prediction, Segment, speaker_key
 from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
                       closed_value, is_empty_marker, validate_records)
 from ..stages import StageContext, StageName
+
+if TYPE_CHECKING:
+    from ..state import StateStore
 
 SPEAKER_FIELDS = ("gender", "age", "accent")
 STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...

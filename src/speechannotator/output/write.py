@@ -24,6 +24,7 @@ def stored_records(ctx: StageContext) -> list[SegmentRecord]:
 def write_json(path: Path, records: list[SegmentRecord]) -> None:
     """Atomic: readers see the previous file or the whole new one, never half of it (a short
     temporary name, removed when the write fails)."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # corpus ids hold folders (a/x -> OUT/a/x.json)
     write_json_atomic(path, records)
 
 

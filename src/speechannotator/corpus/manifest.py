@@ -1,0 +1,35 @@
+"""OUT/corpus.jsonl: the normalised manifest of every recording annotated into OUT.
+
+Engines read it (Ray Data reads it as its input dataset) and exporters find each recording's
+audio through it. Reruns merge into it by id; lines are sorted by id, so it is reproducible.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .item import CorpusItem
+
+MANIFEST_FILE = "corpus.jsonl"
+
+
+def read_manifest(out_dir: str | Path) -> dict[str, CorpusItem]:
+    path = Path(out_dir) / MANIFEST_FILE
+    if not path.exists():
+        return {}
+    items = (CorpusItem.from_json(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    return {i.id: i for i in items}
+
+
+def write_manifest(out_dir: str | Path, items: list[CorpusItem]) -> Path:
+    """Merge `items` into OUT/corpus.jsonl (atomically) and return its path."""
+    out = Path(out_dir)
+    merged = read_manifest(out)
+    merged.update({i.id: i for i in items})
+    path = out / MANIFEST_FILE
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text("".join(merged[k].dumps() + "\n" for k in sorted(merged)), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

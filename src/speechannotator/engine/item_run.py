@@ -1,0 +1,90 @@
+"""Annotate one corpus item with an Annotator: the unit of work both engines run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import Config
+from ..corpus.item import CorpusItem, load_item_audio
+from ..pipeline import Annotator
+
+log = logging.getLogger("speechannotator.engine")
+
+
+def _peak_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux: KiB
+
+
+@dataclass
+class ItemResult:
+    id: str
+    status: str  # "done" (annotated now), "skipped" (already complete) or "failed"
+    error: str = ""
+    warning: str = ""  # e.g. field predictions a model could not make (written empty)
+    duration: float = 0.0  # audio seconds (0 when the audio could not be loaded)
+    segments: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    worker: int = 0  # the process that annotated it
+    peak_mb: float = 0.0  # that process's peak resident memory so far
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ItemResult:
+        return cls(**d)
+
+
+def item_config(config: Config, item: CorpusItem) -> Config:
+    """What a manifest says of one recording overrides the corpus settings for it."""
+    if item.num_speakers is None and item.language is None:
+        return config
+    update: dict[str, Any] = {}
+    if item.num_speakers is not None:
+        update["diarization"] = config.diarization.model_copy(update={"num_speakers": item.num_speakers})
+    if item.language is not None:
+        update["asr"] = config.asr.model_copy(update={"language": item.language})
+    return config.model_copy(update=update)
+
+
+@contextmanager
+def _settings(annotator: Annotator, config: Config) -> Iterator[None]:
+    # The Annotator's stages read annotator.config; swapping it keeps its loaded models and backend.
+    saved = annotator.config
+    annotator.config = config
+    try:
+        yield
+    finally:
+        annotator.config = saved
+
+
+def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[str], None] | None = None) -> ItemResult:
+    """Annotate `item` into annotator.out_dir/<id>.json; a failure is returned, never raised."""
+    t0 = time.perf_counter()
+
+    def stage(name: str) -> None:
+        log.info("%s: %s", item.id, name)
+        if on_stage is not None:
+            on_stage(name)
+
+    try:
+        with _settings(annotator, item_config(annotator.config, item)):
+            res = annotator.annotate(item.path, rec=item.id, timeline=item.timeline, on_stage=stage,
+                                     load=lambda: load_item_audio(item))
+    except Exception as exc:  # the Annotator returns its errors; this guards the corpus against the rest
+        log.debug("annotation of %s failed", item.id, exc_info=True)
+        return ItemResult(id=item.id, status="failed", error=f"{exc.__class__.__name__}: {exc}")
+    status = "failed" if not res.ok else "skipped" if res.skipped else "done"
+    error = " ".join((res.error or "").split())  # one line
+    timings = {k: round(v, 3) for k, v in res.timings.items()}
+    timings["wall"] = round(time.perf_counter() - t0, 3)
+    warn = res.failed_summary() if res.ok and res.failed_fields else ""
+    return ItemResult(id=item.id, status=status, error=error, warning=warn, duration=round(res.duration, 3),
+                      segments=len(res.records), timings=timings, worker=os.getpid(), peak_mb=_peak_mb())

@@ -1,0 +1,80 @@
+"""annotate_corpus: read a corpus, run it on an engine, keep a summary. The CLI's `annotate` forwards here."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from ..config import Config
+from ..corpus import CorpusItem, attach_timelines, read_corpus, write_manifest
+from .item_run import ItemResult
+from .progress import CorpusProgress
+from .ray_engine import RayOptions
+from .summary import CorpusSummary
+
+Engine = Literal["local", "ray"]
+
+
+def annotate_corpus(
+    inputs: list[str | Path],
+    out_dir: str | Path,
+    config: Config | None = None,
+    *,
+    engine: Engine = "local",
+    timeline: str | Path | None = None,
+    ray_options: RayOptions | None = None,
+    progress: bool = False,
+    on_result: Callable[[CorpusItem | None, ItemResult], None] | None = None,
+) -> CorpusSummary:
+    """Annotate every recording named by `inputs` into OUT/<id>.json and write OUT/summary.json.
+
+    `inputs` are audio files, folders (recursive), JSONL/CSV manifests, Lhotse RecordingSet/CutSet
+    manifests or Hugging Face datasets folders (see speechannotator.corpus). A rerun of the same
+    command skips complete recordings and resumes the others at their first unfinished stage; a
+    recording that fails is recorded with its cause and the others go on. `on_result(item, result)`
+    sees each recording as it finishes (item is None for an input that named no usable recording).
+    """
+    config = config or Config()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    corpus = read_corpus(list(inputs))
+    if timeline is not None:
+        corpus = attach_timelines(corpus, Path(timeline))
+    summary = CorpusSummary(engine=engine)
+    for where, cause in corpus.errors:
+        failure = ItemResult(id=where, status="failed", error=cause)
+        summary.add(failure)
+        if on_result:
+            on_result(None, failure)
+    items = corpus.items
+    by_id = {i.id: i for i in items}
+    if items:
+        write_manifest(out, items)
+    bar = CorpusProgress(len(items), corpus.known_seconds, disable=not progress)
+    if engine == "ray":
+        from .ray_engine import run_ray
+
+        def planned(workers: int, cpus: float, gpus: float) -> None:
+            summary.workers = workers
+
+        results = run_ray(items, out, config, ray_options or RayOptions(), on_plan=planned)
+    else:
+        from .local import run_local
+
+        results = run_local(items, out, config, on_stage=bar.stage)
+    try:
+        for r in results:
+            item = by_id.get(r.id)
+            summary.add(r)
+            bar.update(r, item.duration if item else None)
+            if on_result:
+                bar.clear()
+                on_result(item, r)
+    finally:
+        bar.close()
+    summary.wall_time_s = time.perf_counter() - t0
+    summary.write(out)
+    return summary

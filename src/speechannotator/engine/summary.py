@@ -1,0 +1,60 @@
+"""OUT/summary.json: what a corpus run did (done, skipped, failed with causes, audio hours, wall time)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .item_run import ItemResult
+
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass
+class CorpusSummary:
+    engine: str
+    done: list[str] = field(default_factory=list)  # annotated by this run
+    skipped: list[str] = field(default_factory=list)  # complete before this run
+    failed: dict[str, str] = field(default_factory=dict)  # id (or input) -> one-line cause
+    partial: dict[str, str] = field(default_factory=dict)  # id -> failed field predictions (written empty)
+    audio_seconds: float = 0.0  # of the done and skipped recordings
+    wall_time_s: float = 0.0
+    workers: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def add(self, r: ItemResult) -> None:
+        if r.status == "failed":
+            self.failed[r.id] = r.error or "failed"
+            return
+        (self.done if r.status == "done" else self.skipped).append(r.id)
+        if r.warning:
+            self.partial[r.id] = r.warning
+        self.audio_seconds += r.duration
+
+    def to_json(self) -> dict[str, Any]:
+        hours = self.audio_seconds / 3600
+        return {
+            "engine": self.engine,
+            "workers": self.workers,
+            "recordings": len(self.done) + len(self.skipped) + len(self.failed),
+            "done": sorted(self.done),
+            "skipped": sorted(self.skipped),
+            "failed": [{"id": k, "cause": v} for k, v in sorted(self.failed.items())],
+            "with_failed_fields": [{"id": k, "what": v} for k, v in sorted(self.partial.items())],
+            "audio_hours": round(hours, 6),
+            "wall_time_s": round(self.wall_time_s, 3),
+            "audio_hours_per_hour": round(hours / (self.wall_time_s / 3600), 3) if self.wall_time_s > 0 else 0.0,
+        }
+
+    def write(self, out_dir: str | Path) -> Path:
+        path = Path(out_dir) / SUMMARY_FILE
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path

@@ -1,0 +1,49 @@
+"""export_corpus: the one function `speechannotator export` and `annotate --export` forward to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .corpus_view import ExportFilter, corpus_view
+from .formats import EXPORT_FORMATS
+
+
+def export_corpus(out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None = None, *,
+                  rate: str = "16000") -> Path:
+    """Export the complete recordings of an annotation folder to `dest` in `fmt` (see EXPORT_FORMATS).
+
+    clips and hf write audio at `rate` ("16000" or "source"); jsonl, rttm and seglst write one file
+    (dest itself when it has the format's extension, else a file inside dest); srt and vtt one file
+    per recording; lhotse and labelstudio a folder of manifests.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
+    view = corpus_view(out_dir, filters)
+    dest = Path(dest)
+    if fmt == "clips":
+        from .clips import export_clips
+
+        return export_clips(view, dest, rate=rate)
+    if fmt == "hf":
+        from .hf_export import export_hf
+
+        return export_hf(view, dest, rate=rate)
+    if fmt == "jsonl":
+        from .jsonl import export_jsonl
+
+        return export_jsonl(view, dest)
+    if fmt == "lhotse":
+        from .lhotse_export import export_lhotse
+
+        return export_lhotse(view, dest)
+    if fmt in ("rttm", "seglst"):
+        from . import timelines
+
+        return getattr(timelines, f"export_{fmt}")(view, dest)
+    if fmt in ("srt", "vtt"):
+        from . import subtitles
+
+        return getattr(subtitles, f"export_{fmt}")(view, dest)
+    from .labelstudio import export_labelstudio
+
+    return export_labelstudio(view, dest)

@@ -1,0 +1,38 @@
+"""One flat row per segment: what jsonl, clips and hf share."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .corpus_view import ExportRecording, ExportSegment
+
+
+def segment_row(rec: ExportRecording, seg: ExportSegment) -> dict[str, Any]:
+    return {
+        "id": seg.uid,
+        "recording": rec.id,
+        "source": rec.item.source,
+        "segment": seg.index,
+        "start": seg.start,
+        "end": seg.end,
+        "duration": round(seg.duration, 3),
+        "speaker": seg.speaker,
+        **seg.record,  # text, times in ms and the 15 attributes, as in OUT/<id>.json
+        "confidence": dict(sorted(seg.confidence.items())),
+    }
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    return write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
