@@ -150,7 +150,7 @@ def resample(samples: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndar
     return soxr.resample(samples, sr, target, quality="HQ").astype(np.float32)
 
 
-def _check_file(p: Path) -> None:
+def check_audio_file(p: Path) -> None:
     """A readable, non-empty regular file, or the reason it is not."""
     try:
         st = p.stat()
@@ -201,7 +201,7 @@ def downmix(data: np.ndarray) -> np.ndarray:
 def load_audio(path: str | Path, *, min_duration: float = MIN_DURATION) -> Audio:
     """Load any common audio file as 16 kHz mono float32, or raise AudioError."""
     p = Path(path)
-    _check_file(p)
+    check_audio_file(p)
     data, sr = _decode(p)
     return audio_from_array(data, sr, str(p), min_duration=min_duration)
 

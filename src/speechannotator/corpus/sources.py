@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..audio import AUDIO_EXTENSIONS
+from ..audio import AUDIO_EXTENSIONS, AudioError, check_audio_file
 from .item import CorpusItem, check_id
 
 MANIFEST_FIELDS = ("audio_filepath", "id", "duration", "language", "num_speakers", "timeline")
@@ -245,13 +245,20 @@ def read_corpus(inputs: list[str | Path], *, extensions: tuple[str, ...] = AUDIO
                 cause = "a JSON manifest whose first record has neither audio_filepath nor Lhotse fields"
                 errors.append((str(p), cause))
             else:
+                check_audio_file(p)  # a missing file, a link loop or a pipe: one line, before anything opens it
                 loose.append((p, p.resolve().parent))
+        except AudioError as exc:
+            errors.append((str(p), str(exc)))
         except Exception as exc:  # an unreadable manifest: one line, the other inputs go on
             errors.append((str(p), f"cannot read {kind} ({exc.__class__.__name__}: {str(exc).splitlines()[0][:160]})"))
     if loose:
         # Ids relative to the common root of the inputs: `annotate a/ b/` keeps a/x and b/x apart.
         root = Path(os.path.commonpath([str(r) for _, r in loose]))
+        seen: set[str] = set()
         for q, _ in loose:
+            if os.path.realpath(q) in seen:
+                continue  # the same file named twice (or through a link) is annotated once
+            seen.add(os.path.realpath(q))
             rec, rel = _rel_id(q, root)
             item = CorpusItem(id=rec, path=str(q.resolve()), duration=_header_duration(q))
             cands.append(_Candidate(item, explicit=False, alt_id=rel, origin=str(q)))

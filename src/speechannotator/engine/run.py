@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..config import Config
+from ..output.files import prepare_out_dir
 from ..corpus import CorpusItem, attach_timelines, read_corpus, write_manifest
 from .item_run import ItemResult
 from .progress import CorpusProgress
@@ -38,7 +39,7 @@ def annotate_corpus(
     """
     config = config or Config()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out_dir(out)  # an unwritable OUT fails in its first second (OutputError)
     t0 = time.perf_counter()
     corpus = read_corpus(list(inputs))
     if timeline is not None:
