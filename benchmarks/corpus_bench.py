@@ -63,8 +63,12 @@ def build_corpus(n: int, turns: int) -> tuple[Path, float]:
 def run(corpus: Path, out: Path, engine: str, workers: int, cpus: int) -> dict:
     env = dict(os.environ)
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", RUN, str(corpus), str(out), engine, str(workers), str(cpus)],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN, str(corpus), str(out), engine, str(workers), str(cpus)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-3000:])
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -104,27 +108,42 @@ def main() -> None:
             ref = got if ref is None else ref
             hours = s["audio_hours"]
             wall_h = s["wall_time_s"] / 3600
-            rows.append({
-                "engine": engine, "workers": workers, "wall_s": s["wall_time_s"],
-                "audio_h_per_h": hours / wall_h, "audio_h_per_cpu_h": hours / (wall_h * args.cpus),
-                "peak_mb_per_worker": max(peaks.values()), "workers_seen": len(peaks), "same_as_local": same,
-            })
+            rows.append(
+                {
+                    "engine": engine,
+                    "workers": workers,
+                    "wall_s": s["wall_time_s"],
+                    "audio_h_per_h": hours / wall_h,
+                    "audio_h_per_cpu_h": hours / (wall_h * args.cpus),
+                    "peak_mb_per_worker": max(peaks.values()),
+                    "workers_seen": len(peaks),
+                    "same_as_local": same,
+                }
+            )
             print(json.dumps(rows[-1]))
-    print(f"\n{'engine':<8}{'workers':>8}{'wall s':>9}{'audio-h/h':>11}{'audio-h/CPU-h':>15}"
-          f"{'peak MB/worker':>16}  same as local")
+    print(
+        f"\n{'engine':<8}{'workers':>8}{'wall s':>9}{'audio-h/h':>11}{'audio-h/CPU-h':>15}"
+        f"{'peak MB/worker':>16}  same as local"
+    )
     for r in rows:
         same = "-" if r["same_as_local"] is None else ("yes" if r["same_as_local"] else "NO")
-        print(f"{r['engine']:<8}{r['workers']:>8}{r['wall_s']:>9.1f}{r['audio_h_per_h']:>11.2f}"
-              f"{r['audio_h_per_cpu_h']:>15.3f}{r['peak_mb_per_worker']:>16.0f}  {same}")
+        print(
+            f"{r['engine']:<8}{r['workers']:>8}{r['wall_s']:>9.1f}{r['audio_h_per_h']:>11.2f}"
+            f"{r['audio_h_per_cpu_h']:>15.3f}{r['peak_mb_per_worker']:>16.0f}  {same}"
+        )
     ray_rows = {r["workers"]: r for r in rows if r["engine"] == "ray"}
     if 1 in ray_rows and 2 in ray_rows:
         gain = ray_rows[2]["audio_h_per_h"] / ray_rows[1]["audio_h_per_h"]
-        print(f"one more Ray worker (1 -> 2): throughput x{gain:.2f}, "
-              f"+{ray_rows[2]['peak_mb_per_worker']:.0f} MB resident")
+        print(
+            f"one more Ray worker (1 -> 2): throughput x{gain:.2f}, "
+            f"+{ray_rows[2]['peak_mb_per_worker']:.0f} MB resident"
+        )
     for r in rows:
         if r["audio_h_per_h"] > 0:
-            print(f"1,000 audio-h at the {r['engine']}/{r['workers']} rate on {args.cpus} CPUs: "
-                  f"{1000 / r['audio_h_per_h']:.0f} h wall, {1000 / r['audio_h_per_cpu_h']:.0f} CPU-h")
+            print(
+                f"1,000 audio-h at the {r['engine']}/{r['workers']} rate on {args.cpus} CPUs: "
+                f"{1000 / r['audio_h_per_h']:.0f} h wall, {1000 / r['audio_h_per_cpu_h']:.0f} CPU-h"
+            )
 
 
 if __name__ == "__main__":

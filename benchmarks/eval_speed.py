@@ -67,14 +67,29 @@ def timeline_case(seed: int = 0, total_chars: int = 15000, speakers: int = 4, ho
 
 
 def _write_output_json(path: Path, segs) -> None:
-    path.write_text(json.dumps([{"speaker_id": s.speaker, "text": s.text, "start_time": int(s.start * 1000),
-                                 "end_time": int(s.end * 1000)} for s in segs], ensure_ascii=False), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "speaker_id": s.speaker,
+                    "text": s.text,
+                    "start_time": int(s.start * 1000),
+                    "end_time": int(s.end * 1000),
+                }
+                for s in segs
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
 
 
 def bench_timeline() -> None:
     ref, hyp = timeline_case()
-    print(f"timeline: {len(ref)} segments, {sum(len(s.text) for s in ref)} chars, "
-          f"{float(ref[-1].end) / 3600:.2f} h, 4 speakers")
+    print(
+        f"timeline: {len(ref)} segments, {sum(len(s.text) for s in ref)} chars, "
+        f"{float(ref[-1].end) / 3600:.2f} h, 4 speakers"
+    )
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         _write_output_json(d / "rec.json", ref)
@@ -100,28 +115,52 @@ def bench_timeline() -> None:
         t_api = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "speechannotator.evaluation.cli", "eval", "timeline", "--ref",
-                              str(d / "rec.json"), "--hyp", str(d / "hyp" / "rec.json"), "--json"],
-                             check=True, capture_output=True, text=True,
-                             env={**__import__("os").environ, "PYTHONPATH": str(HERE.parent / "src")})
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "speechannotator.evaluation.cli",
+                "eval",
+                "timeline",
+                "--ref",
+                str(d / "rec.json"),
+                "--hyp",
+                str(d / "hyp" / "rec.json"),
+                "--json",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**__import__("os").environ, "PYTHONPATH": str(HERE.parent / "src")},
+        )
         t_cli = time.perf_counter() - t0
         ours = json.loads(out.stdout)
 
         t0 = time.perf_counter()
         theirs = {}
-        for metric, r, h, extra in (("wer", "r1", "h1", []), ("cpwer", "r", "h", []),
-                                    ("tcpwer", "r", "h", ["--collar", "5"])):
-            subprocess.run([exe, metric, "-r", f"{r}.json", "-h", f"{h}.json", *extra], cwd=d, check=True,
-                           capture_output=True)
+        for metric, r, h, extra in (
+            ("wer", "r1", "h1", []),
+            ("cpwer", "r", "h", []),
+            ("tcpwer", "r", "h", ["--collar", "5"]),
+        ):
+            subprocess.run(
+                [exe, metric, "-r", f"{r}.json", "-h", f"{h}.json", *extra], cwd=d, check=True, capture_output=True
+            )
             theirs[metric] = 100 * json.loads((d / f"{h}_{metric}.json").read_text())["error_rate"]
         t_mee = time.perf_counter() - t0
 
-    print(f"  ours (API, in process)     : {t_api:6.2f} s  CER {api.rates()['cer']:.3f}  "
-          f"cpCER {api.rates()['cpcer']:.3f}  tcpCER {api.rates()['tcpcer']:.3f}")
-    print(f"  ours (CLI, fresh process)  : {t_cli:6.2f} s  CER {ours['cer']:.3f}  cpCER {ours['cpcer']:.3f}  "
-          f"tcpCER {ours['tcpcer']:.3f}")
-    print(f"  meeteval-wer wer+cpwer+tcpwer: {t_mee:6.2f} s  CER {theirs['wer']:.3f}  cpCER {theirs['cpwer']:.3f}  "
-          f"tcpCER {theirs['tcpwer']:.3f}")
+    print(
+        f"  ours (API, in process)     : {t_api:6.2f} s  CER {api.rates()['cer']:.3f}  "
+        f"cpCER {api.rates()['cpcer']:.3f}  tcpCER {api.rates()['tcpcer']:.3f}"
+    )
+    print(
+        f"  ours (CLI, fresh process)  : {t_cli:6.2f} s  CER {ours['cer']:.3f}  cpCER {ours['cpcer']:.3f}  "
+        f"tcpCER {ours['tcpcer']:.3f}"
+    )
+    print(
+        f"  meeteval-wer wer+cpwer+tcpwer: {t_mee:6.2f} s  CER {theirs['wer']:.3f}  cpCER {theirs['cpwer']:.3f}  "
+        f"tcpCER {theirs['tcpwer']:.3f}"
+    )
     print(f"  ratio ours CLI / meeteval CLI: {t_cli / t_mee:.2f}   ours API / meeteval CLI: {t_api / t_mee:.2f}")
     agree = all(abs(ours[a] - theirs[b]) < 1e-9 for a, b in (("cer", "wer"), ("cpcer", "cpwer"), ("tcpcer", "tcpwer")))
     print(f"  figures agree with meeteval: {agree}")
@@ -130,11 +169,21 @@ def bench_timeline() -> None:
 def attribute_case(n: int, seed: int = 1):
     rng = random.Random(seed)
     adj = ["轻微", "明显", "略带", "较强的", "持续的", "偶尔的", "平稳的", "急促的", "柔和的", "沙哑的"]
-    nouns = {"pitch": ["音高", "语调"], "speed": ["语速", "节奏"], "tone": ["语气"], "rhythm": ["停顿", "节奏"],
-             "texture": ["音色", "嗓音"], "pronunciation": ["咬字", "发音"], "emotion": ["平静（较弱）", "紧张（中等）", "喜悦（较强）"],
-             "paralinguistic": ["无", "笑声", "叹气", "停顿"], "environment": ["室内", "车内", "无"],
-             "background_sound": ["无", "引擎轰鸣", "雨声", "人声嘈杂"], "accent": ["标准普通话", "南方口音", "北方口音"],
-             "caption": ["说话人", "男声", "女声"], "contextual_inference": ["对话", "争论", "讲解"]}
+    nouns = {
+        "pitch": ["音高", "语调"],
+        "speed": ["语速", "节奏"],
+        "tone": ["语气"],
+        "rhythm": ["停顿", "节奏"],
+        "texture": ["音色", "嗓音"],
+        "pronunciation": ["咬字", "发音"],
+        "emotion": ["平静（较弱）", "紧张（中等）", "喜悦（较强）"],
+        "paralinguistic": ["无", "笑声", "叹气", "停顿"],
+        "environment": ["室内", "车内", "无"],
+        "background_sound": ["无", "引擎轰鸣", "雨声", "人声嘈杂"],
+        "accent": ["标准普通话", "南方口音", "北方口音"],
+        "caption": ["说话人", "男声", "女声"],
+        "contextual_inference": ["对话", "争论", "讲解"],
+    }
 
     def value(f):
         if f == "gender":
@@ -165,8 +214,10 @@ def bench_attributes(n: int) -> None:
     s = score_attributes(refs, hyps, enc)
     t = time.perf_counter() - t0
     texts = len({v for rec in refs + hyps for f in FIELDS if isinstance(v := rec.get(f), str)})
-    print(f"attributes: {n} segments x 15 fields, {texts} distinct values; encoder load {t_load:.2f} s, "
-          f"scoring {t:.2f} s; macro {s.macro():.2f} ({s.encoder})")
+    print(
+        f"attributes: {n} segments x 15 fields, {texts} distinct values; encoder load {t_load:.2f} s, "
+        f"scoring {t:.2f} s; macro {s.macro():.2f} ({s.encoder})"
+    )
 
 
 def main() -> None:

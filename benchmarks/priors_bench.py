@@ -27,10 +27,10 @@ warnings.simplefilter("ignore")
 import numpy as np  # noqa: E402
 
 import corpus as C  # noqa: E402
-from speechannotator.enhance import enhance  # noqa: E402
 from speechannotator import calibration  # noqa: E402
-from speechannotator.priors.extract import extract_priors  # noqa: E402
 from speechannotator.config import PriorsSettings  # noqa: E402
+from speechannotator.enhance import enhance  # noqa: E402
+from speechannotator.priors.extract import extract_priors  # noqa: E402
 
 
 def run(clips, settings=None):
@@ -93,7 +93,11 @@ def bench_pitch(quick: bool) -> tuple[float, float, int]:
     targets = {"male": {-1: 90.0, 0: 118.0, 1: 150.0}, "female": {-1: 163.0, 0: 208.0, 1: 265.0}}
     sources = [("male", C.espeak(C.TEXTS[0], "en-us+m3", 50)), ("female", C.espeak(C.TEXTS[1], "en-us+f2", 65))]
     if not quick:
-        sources += [("male", C.librivox()[0][0]), ("male", C.espeak(C.TEXTS[2], "en-us", 50)), ("female", C.espeak(C.TEXTS[3], "en-us+f4", 65))]
+        sources += [
+            ("male", C.librivox()[0][0]),
+            ("male", C.espeak(C.TEXTS[2], "en-us", 50)),
+            ("female", C.espeak(C.TEXTS[3], "en-us+f4", 65)),
+        ]
     texts = {0: C.TEXTS[0], 1: C.TEXTS[1], 2: C.librivox()[0][1], 3: C.TEXTS[2], 4: C.TEXTS[3]}
     clips, truth = [], []
     for j, (g, x) in enumerate(sources):
@@ -107,7 +111,9 @@ def bench_pitch(quick: bool) -> tuple[float, float, int]:
         with_truth.append(three(calibration.pitch_class(med, g)) == cls)
         end2end.append(three(int(tab.get((s.key, "pitch.class"), 99))) == cls)
         if not end2end[-1]:
-            print(f"  pitch miss: {g} truth={cls} median={med:.0f} gender={tab.get((s.key, 'gender.label'))} class={tab.get((s.key, 'pitch.class'))}")
+            print(
+                f"  pitch miss: {g} truth={cls} median={med:.0f} gender={tab.get((s.key, 'gender.label'))} class={tab.get((s.key, 'pitch.class'))}"
+            )
     return float(np.mean(with_truth)), float(np.mean(end2end)), len(truth)
 
 
@@ -115,12 +121,15 @@ def bench_background(quick: bool) -> tuple[float, int, Counter]:
     rng = np.random.default_rng(7)
     kinds = ["none", "white", "pink", "brown", "babble", "music"]
     snrs = (5, 10, 20)
-    speech = [(C.espeak(C.TEXTS[i % 4], v, 50), C.TEXTS[i % 4]) for i, v in enumerate(["en-us+m3", "en-us+f2"] + ([] if quick else ["en-us+m7", "en-us+f4"]))]
+    speech = [
+        (C.espeak(C.TEXTS[i % 4], v, 50), C.TEXTS[i % 4])
+        for i, v in enumerate(["en-us+m3", "en-us+f2"] + ([] if quick else ["en-us+m7", "en-us+f4"]))
+    ]
     speech += [(x, t) for x, t in C.librivox()[: 1 if quick else 3]]
     clips, truth = [], []
     for x, t in speech:
         for k in kinds:
-            for snr in (snrs if k != "none" else (None,)):
+            for snr in snrs if k != "none" else (None,):
                 bg = None if k == "none" else (C.music(len(x), rng) if k == "music" else C.noise(k, len(x), rng))
                 clips.append((C.mix(x, bg, snr or 0), f"{k}{snr}", t, "en"))
                 truth.append("none" if k == "none" else "music" if k == "music" else "noise")
@@ -129,7 +138,9 @@ def bench_background(quick: bool) -> tuple[float, int, Counter]:
     conf = Counter((t, g) for t, g in zip(truth, got))
     for s, t, g in zip(segs, truth, got):
         if g != t:
-            print(f"  background miss: {s.speaker} truth={t} got={g} snr={tab.get((s.key, 'snr.db'), float('nan')):.1f} noise_db={tab.get((s.key, 'scene.noise_db'), float('nan')):.1f} music={tab.get((s.key, 'scene.music_prob'))}")
+            print(
+                f"  background miss: {s.speaker} truth={t} got={g} snr={tab.get((s.key, 'snr.db'), float('nan')):.1f} noise_db={tab.get((s.key, 'scene.noise_db'), float('nan')):.1f} music={tab.get((s.key, 'scene.music_prob'))}"
+            )
     return float(np.mean([g == t for g, t in zip(got, truth)])), len(truth), conf
 
 
@@ -176,8 +187,10 @@ def main() -> None:
     print("  confusion (truth, got):", dict(conf))
     re, rx, cpu, d = bench_rtf()
     load = os.getloadavg()[0]
-    print(f"RTF wall: enhance {re:.3f} + extract {rx:.3f} = {re + rx:.3f} on {d:.0f} s; CPU-time RTF {cpu:.3f}; "
-          f"load average {load:.1f} on {os.cpu_count()} cores (goal < 0.15 on 2 cores)")
+    print(
+        f"RTF wall: enhance {re:.3f} + extract {rx:.3f} = {re + rx:.3f} on {d:.0f} s; CPU-time RTF {cpu:.3f}; "
+        f"load average {load:.1f} on {os.cpu_count()} cores (goal < 0.15 on 2 cores)"
+    )
 
 
 if __name__ == "__main__":

@@ -73,10 +73,16 @@ def text_scores(conv: rv.Conversation, segments) -> dict | None:
 
     if not conv.transcribed:
         return None
-    ref = [TimelineSegment(u.speaker, Decimal(str(u.start)), Decimal(str(u.end)), u.text or "") for u in conv.utterances]
+    ref = [
+        TimelineSegment(u.speaker, Decimal(str(u.start)), Decimal(str(u.end)), u.text or "") for u in conv.utterances
+    ]
     hyp = [TimelineSegment(s.speaker, Decimal(str(s.start)), Decimal(str(s.end)), s.text) for s in segments]
     sc = score_recording(ref, hyp, unit="word", collar=TCP_COLLAR, session=conv.name)
-    return {"wer": [sc.plain.errors, sc.plain.length], "cpwer": [sc.cp.errors, sc.cp.length], "tcpwer": [sc.tcp.errors, sc.tcp.length]}
+    return {
+        "wer": [sc.plain.errors, sc.plain.length],
+        "cpwer": [sc.cp.errors, sc.cp.length],
+        "tcpwer": [sc.tcp.errors, sc.tcp.length],
+    }
 
 
 def segment_stats(segments, max_len: float) -> dict:
@@ -84,9 +90,14 @@ def segment_stats(segments, max_len: float) -> dict:
     langs: dict[str, float] = {}
     for s in segments:
         langs[s.language] = langs.get(s.language, 0.0) + (s.end - s.start)
-    return {"segments": len(segments), "seg_p50": round(float(np.median(d)), 2), "seg_p90": round(float(np.percentile(d, 90)), 2),
-            "seg_max": round(float(d.max()), 2), "over_max": int((d > max_len + 1e-6).sum()),
-            "languages": {k: round(v, 1) for k, v in sorted(langs.items())}}
+    return {
+        "segments": len(segments),
+        "seg_p50": round(float(np.median(d)), 2),
+        "seg_p90": round(float(np.percentile(d, 90)), 2),
+        "seg_max": round(float(d.max()), 2),
+        "over_max": int((d > max_len + 1e-6).sum()),
+        "languages": {k: round(v, 1) for k, v in sorted(langs.items())},
+    }
 
 
 def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> dict:
@@ -99,10 +110,23 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     elapsed = time.perf_counter() - t0
     ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
     hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
-    return {"name": conv.name, "system": tag, "condition": conv.condition, "speakers": len(conv.voices),
-            "found": dia.num_speakers, "duration": round(conv.duration, 1), "rtf": round(elapsed / conv.duration, 3),
-            **diarization_scores(ref_rows, hyp_rows), "text": None, "segments": len(dia.turns), "seg_p50": 0.0,
-            "seg_p90": 0.0, "seg_max": 0.0, "over_max": 0, "languages": {}}
+    return {
+        "name": conv.name,
+        "system": tag,
+        "condition": conv.condition,
+        "speakers": len(conv.voices),
+        "found": dia.num_speakers,
+        "duration": round(conv.duration, 1),
+        "rtf": round(elapsed / conv.duration, 3),
+        **diarization_scores(ref_rows, hyp_rows),
+        "text": None,
+        "segments": len(dia.turns),
+        "seg_p50": 0.0,
+        "seg_p90": 0.0,
+        "seg_max": 0.0,
+        "over_max": 0,
+        "languages": {},
+    }
 
 
 def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", diarization_only: bool = False) -> dict:
@@ -117,13 +141,22 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
     res = recover_timeline(audio.samples, audio.sample_rate, cfg)
     elapsed = time.perf_counter() - t
     (out_dir / f"{conv.name}.{tag}.hyp.json").write_text(
-        json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1))
+        json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1)
+    )
     ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
     hyp_rows = [(s.start, s.end, s.speaker) for s in res.segments]
-    row = {"name": conv.name, "system": tag, "condition": conv.condition, "speakers": len(conv.voices),
-           "found": len({s.speaker for s in res.segments}), "duration": round(conv.duration, 1),
-           "rtf": round(elapsed / conv.duration, 3), **diarization_scores(ref_rows, hyp_rows),
-           "text": text_scores(conv, res.segments), **segment_stats(res.segments, cfg.max_segment_s)}
+    row = {
+        "name": conv.name,
+        "system": tag,
+        "condition": conv.condition,
+        "speakers": len(conv.voices),
+        "found": len({s.speaker for s in res.segments}),
+        "duration": round(conv.duration, 1),
+        "rtf": round(elapsed / conv.duration, 3),
+        **diarization_scores(ref_rows, hyp_rows),
+        "text": text_scores(conv, res.segments),
+        **segment_stats(res.segments, cfg.max_segment_s),
+    }
     return row
 
 
@@ -134,17 +167,22 @@ def _pct(pair) -> float:
 def fmt(r: dict) -> str:
     t = r["text"]
     txt = f"WER {_pct(t['wer']):5.1f} cpWER {_pct(t['cpwer']):5.1f}" if t else "WER   -   cpWER   -  "
-    return (f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  DER {_pct(r['der']):5.1f} "
-            f"(noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
-            f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}")
+    return (
+        f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  DER {_pct(r['der']):5.1f} "
+        f"(noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
+        f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}"
+    )
 
 
 def summarize(rows: list[dict]) -> dict:
     def pool(sub: list[dict]) -> dict:
-        out = {"recordings": len(sub), "count_right": round(sum(r["found"] == r["speakers"] for r in sub) / len(sub), 3),
-               "der": _pct([sum(r["der"][0] for r in sub), sum(r["der"][1] for r in sub)]),
-               "der_noov": _pct([sum(r["der_noov"][0] for r in sub), sum(r["der_noov"][1] for r in sub)]),
-               "jer": round(float(np.mean([r["jer"] for r in sub])), 2)}
+        out = {
+            "recordings": len(sub),
+            "count_right": round(sum(r["found"] == r["speakers"] for r in sub) / len(sub), 3),
+            "der": _pct([sum(r["der"][0] for r in sub), sum(r["der"][1] for r in sub)]),
+            "der_noov": _pct([sum(r["der_noov"][0] for r in sub), sum(r["der_noov"][1] for r in sub)]),
+            "jer": round(float(np.mean([r["jer"] for r in sub])), 2),
+        }
         txt = [r["text"] for r in sub if r["text"]]
         for k in ("wer", "cpwer", "tcpwer"):
             out[k] = _pct([sum(t[k][0] for t in txt), sum(t[k][1] for t in txt)]) if txt else None
@@ -158,8 +196,13 @@ def summarize(rows: list[dict]) -> dict:
     for system in sorted({r["system"] for r in rows}):
         mine = [r for r in rows if r["system"] == system]
         small = [r for r in mine if 2 <= r["speakers"] <= 4]
-        out[system] = {"all": pool(mine), "2-4 speakers": pool(small) if small else None,
-                       "by_condition": {c: pool([r for r in mine if r["condition"] == c]) for c in sorted({r["condition"] for r in mine})}}
+        out[system] = {
+            "all": pool(mine),
+            "2-4 speakers": pool(small) if small else None,
+            "by_condition": {
+                c: pool([r for r in mine if r["condition"] == c]) for c in sorted({r["condition"] for r in mine})
+            },
+        }
     return out
 
 
@@ -169,12 +212,19 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="six recordings instead of the whole development set")
     ap.add_argument("--core", action="store_true", help="the ten 2-4 speaker recordings the targets are judged on")
     ap.add_argument("--only", nargs="*", help="names of development-set recordings to run")
-    ap.add_argument("--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices")
-    ap.add_argument("--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder")
+    ap.add_argument(
+        "--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices"
+    )
+    ap.add_argument(
+        "--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder"
+    )
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--diarization-only", action="store_true", help="VAD + diarization, no ASR (speaker scores only)")
-    ap.add_argument("--old-clustering", action="store_true",
-                    help="also a row with the former default (raw d-vector average linkage at 0.6)")
+    ap.add_argument(
+        "--old-clustering",
+        action="store_true",
+        help="also a row with the former default (raw d-vector average linkage at 0.6)",
+    )
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
     from speechannotator.config import Config, load_config
@@ -182,11 +232,27 @@ def main() -> None:
     cfg = load_config(args.config) if args.config else Config()
     systems = [("default", cfg)]
     if args.pyannote:
-        systems.append(("pyannote", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
-            update={"backend": "pyannote", "pyannote_path": str(args.pyannote)})})))
+        systems.append(
+            (
+                "pyannote",
+                cfg.model_copy(
+                    update={
+                        "diarization": cfg.diarization.model_copy(
+                            update={"backend": "pyannote", "pyannote_path": str(args.pyannote)}
+                        )
+                    }
+                ),
+            )
+        )
     if args.old_clustering:
-        systems.append(("ahc0.6", cfg.model_copy(update={"diarization": cfg.diarization.model_copy(
-            update={"clustering": "ahc", "threshold": 0.6})})))
+        systems.append(
+            (
+                "ahc0.6",
+                cfg.model_copy(
+                    update={"diarization": cfg.diarization.model_copy(update={"clustering": "ahc", "threshold": 0.6})}
+                ),
+            )
+        )
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:

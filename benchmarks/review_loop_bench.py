@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from speechannotator import agents  # noqa: E402
 from speechannotator.agents.openai.local import LocalBackend  # noqa: E402
-from speechannotator.agents.phrases.en import PITCH_PARSE, SPEED_PARSE  # noqa: E402
 from speechannotator.agents.openai.routed import RoutedBackend  # noqa: E402
+from speechannotator.agents.phrases.en import PITCH_PARSE, SPEED_PARSE  # noqa: E402
 from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.agents.rules.review import parse_level  # noqa: E402
 from speechannotator.audio import load_audio  # noqa: E402

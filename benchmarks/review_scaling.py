@@ -35,8 +35,15 @@ def build(folder: Path, n: int) -> tuple[Path, Path]:
         f0 = 120.0 if i % 2 == 0 else 220.0
         tone = 0.2 * np.sin(2 * np.pi * f0 * t) * np.hanning(len(t)) + 0.005 * rng.standard_normal(len(t))
         parts.append(tone.astype(np.float32))
-        ref.append({"session_id": "long", "speaker": f"S{i % 2}", "start_time": i * SEG_S + 0.05,
-                    "end_time": (i + 1) * SEG_S - 0.05, "words": f"segment number {i} says something"})
+        ref.append(
+            {
+                "session_id": "long",
+                "speaker": f"S{i % 2}",
+                "start_time": i * SEG_S + 0.05,
+                "end_time": (i + 1) * SEG_S - 0.05,
+                "words": f"segment number {i} says something",
+            }
+        )
     wav, seglst = folder / "long.wav", folder / "long.seglst.json"
     sf.write(wav, np.concatenate(parts), SR)
     seglst.write_text(json.dumps(ref))

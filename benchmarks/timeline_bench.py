@@ -38,10 +38,12 @@ def char_tokens(text: str) -> list[str]:
 def _seglst(rows: list[tuple[float, float, str, str]], session: str):
     from meeteval.io.seglst import SegLST
 
-    return SegLST([
-        {"session_id": session, "speaker": spk, "start_time": a, "end_time": b, "words": " ".join(char_tokens(t))}
-        for a, b, spk, t in rows
-    ])
+    return SegLST(
+        [
+            {"session_id": session, "speaker": spk, "start_time": a, "end_time": b, "words": " ".join(char_tokens(t))}
+            for a, b, spk, t in rows
+        ]
+    )
 
 
 def _concat(rows) -> list[str]:
@@ -65,10 +67,16 @@ def text_scores(ref: list[tuple], hyp: list[tuple], session: str = "s") -> dict[
         return {k: Counts(n, n) for k in ("cer", "cpcer", "tcpcer")}
     cp = cpwer(_seglst(ref, session), _seglst(hyp, session))[session]
     tcp = tcpwer(_seglst(ref, session), _seglst(hyp, session), collar=COLLAR_TCP)[session]
-    return {"cer": Counts(plain.errors, plain.length), "cpcer": Counts(cp.errors, cp.length), "tcpcer": Counts(tcp.errors, tcp.length)}
+    return {
+        "cer": Counts(plain.errors, plain.length),
+        "cpcer": Counts(cp.errors, cp.length),
+        "tcpcer": Counts(tcp.errors, tcp.length),
+    }
 
 
-def der(ref: list[tuple], hyp: list[tuple], duration: float, frame: float = 0.01, collar: float = COLLAR_DER) -> tuple[float, float]:
+def der(
+    ref: list[tuple], hyp: list[tuple], duration: float, frame: float = 0.01, collar: float = COLLAR_DER
+) -> tuple[float, float]:
     """Diarization error (missed + false alarm + confusion) / reference speech, from frames.
 
     Speakers are mapped one-to-one by maximal overlap (Hungarian); overlapped speech counts
@@ -84,11 +92,11 @@ def der(ref: list[tuple], hyp: list[tuple], duration: float, frame: float = 0.01
     H = np.zeros((n, max(1, len(hs))), bool)
     scored = np.ones(n, bool)
     for a, b, spk, _ in ref:
-        R[int(a / frame): int(b / frame), rs.index(spk)] = True
+        R[int(a / frame) : int(b / frame), rs.index(spk)] = True
         for edge in (a, b):
-            scored[max(0, int((edge - collar) / frame)): int((edge + collar) / frame)] = False
+            scored[max(0, int((edge - collar) / frame)) : int((edge + collar) / frame)] = False
     for a, b, spk, _ in hyp:
-        H[int(a / frame): int(b / frame), hs.index(spk)] = True
+        H[int(a / frame) : int(b / frame), hs.index(spk)] = True
     R, H = R[scored], H[scored]
     if hs:
         overlap = R.T.astype(float) @ H.astype(float)
@@ -137,14 +145,25 @@ def run(out_dir: Path, quick: bool = False, config=None, hard: bool = False) -> 
         sc = text_scores(ref, hyp, name)
         der_err, der_len = der(ref, hyp, audio.duration)
         row = {
-            "name": name, "speakers": k, "found": res.num_speakers, "noise": noise or "clean", "duration": round(audio.duration, 1),
-            **{key: asdict(c) for key, c in sc.items()}, "der": [der_err, der_len], "rtf": round(elapsed / audio.duration, 3),
+            "name": name,
+            "speakers": k,
+            "found": res.num_speakers,
+            "noise": noise or "clean",
+            "duration": round(audio.duration, 1),
+            **{key: asdict(c) for key, c in sc.items()},
+            "der": [der_err, der_len],
+            "rtf": round(elapsed / audio.duration, 3),
             "timings": res.timings,
         }
         rows.append(row)
-        (out_dir / f"{name}.hyp.json").write_text(json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1))
-        print(f"{name:24s} spk {k}->{res.num_speakers}  CER {_rate(row['cer']):5.1f}  cpCER {_rate(row['cpcer']):5.1f}  "
-              f"tcpCER {_rate(row['tcpcer']):5.1f}  DER {100 * der_err / max(der_len, 1e-9):5.1f}  RTF {row['rtf']:.3f} {res.timings}", flush=True)
+        (out_dir / f"{name}.hyp.json").write_text(
+            json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1)
+        )
+        print(
+            f"{name:24s} spk {k}->{res.num_speakers}  CER {_rate(row['cer']):5.1f}  cpCER {_rate(row['cpcer']):5.1f}  "
+            f"tcpCER {_rate(row['tcpcer']):5.1f}  DER {100 * der_err / max(der_len, 1e-9):5.1f}  RTF {row['rtf']:.3f} {res.timings}",
+            flush=True,
+        )
     return summarize(rows)
 
 
@@ -156,7 +175,9 @@ def _rate(c: dict | list) -> float:
 def summarize(rows: list[dict]) -> dict:
     pooled = {}
     for key in ("cer", "cpcer", "tcpcer"):
-        pooled[key] = round(_rate({"errors": sum(r[key]["errors"] for r in rows), "length": sum(r[key]["length"] for r in rows)}), 2)
+        pooled[key] = round(
+            _rate({"errors": sum(r[key]["errors"] for r in rows), "length": sum(r[key]["length"] for r in rows)}), 2
+        )
     pooled["der"] = round(_rate([sum(r["der"][0] for r in rows), sum(r["der"][1] for r in rows)]), 2)
     pooled["speaker_count_accuracy"] = round(sum(r["found"] == r["speakers"] for r in rows) / len(rows), 3)
     pooled["cpcer_over_cer"] = round(pooled["cpcer"] / max(pooled["cer"], 1e-9), 2)
@@ -164,8 +185,12 @@ def summarize(rows: list[dict]) -> dict:
     by_noise = {}
     for noise in sorted({r["noise"] for r in rows}):
         sub = [r for r in rows if r["noise"] == noise]
-        by_noise[noise] = {key: round(_rate({"errors": sum(r[key]["errors"] for r in sub), "length": sum(r[key]["length"] for r in sub)}), 2)
-                           for key in ("cer", "cpcer", "tcpcer")}
+        by_noise[noise] = {
+            key: round(
+                _rate({"errors": sum(r[key]["errors"] for r in sub), "length": sum(r[key]["length"] for r in sub)}), 2
+            )
+            for key in ("cer", "cpcer", "tcpcer")
+        }
     return {"pooled": pooled, "by_condition": by_noise, "recordings": rows}
 
 
@@ -202,10 +227,17 @@ def long_run(out_dir: Path, hours: float, config=None) -> dict:
     sc = text_scores(ref, hyp, "long")
     der_err, der_len = der(ref, hyp, audio.duration)
     return {
-        "duration_s": round(audio.duration, 1), "peak_rss_mb": round(peak), "rss_after_load_mb": round(rss_audio),
-        "rss_before_load_mb": round(rss_before), "audio_mb": round(audio.samples.nbytes / 2**20), "rtf": round(elapsed / audio.duration, 3),
-        "speakers_true": 4, "speakers_found": res.num_speakers, "timings": res.timings,
-        **{k: round(_rate(asdict(c)), 2) for k, c in sc.items()}, "der": round(100 * der_err / max(der_len, 1e-9), 2),
+        "duration_s": round(audio.duration, 1),
+        "peak_rss_mb": round(peak),
+        "rss_after_load_mb": round(rss_audio),
+        "rss_before_load_mb": round(rss_before),
+        "audio_mb": round(audio.samples.nbytes / 2**20),
+        "rtf": round(elapsed / audio.duration, 3),
+        "speakers_true": 4,
+        "speakers_found": res.num_speakers,
+        "timings": res.timings,
+        **{k: round(_rate(asdict(c)), 2) for k, c in sc.items()},
+        "der": round(100 * der_err / max(der_len, 1e-9), 2),
     }
 
 
@@ -216,7 +248,9 @@ def main() -> None:
     ap.add_argument("--hard", action="store_true", help="noisy set: pink noise at 5 dB and music at 8 dB SNR")
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--json", type=Path, help="write all results here")
-    ap.add_argument("--long", type=float, metavar="HOURS", help="instead: one long recording of HOURS (peak memory, RTF)")
+    ap.add_argument(
+        "--long", type=float, metavar="HOURS", help="instead: one long recording of HOURS (peak memory, RTF)"
+    )
     args = ap.parse_args()
     from speechannotator.config import load_config
 

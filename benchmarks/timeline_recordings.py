@@ -91,7 +91,8 @@ class Conversation:
 def _tts(text: str, voice: str, pitch: int, speed: int) -> np.ndarray:
     wav = subprocess.run(
         ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "--stdout", text],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     x, sr = sf.read(io.BytesIO(wav), dtype="float32")
     return soxr.resample(x, sr, SR).astype(np.float32)
@@ -115,7 +116,7 @@ def librivox_clips() -> tuple[tuple[np.ndarray, str], ...]:
 def _trim(x: np.ndarray, thresh: float = 0.01) -> np.ndarray:
     """Cut leading/trailing silence so reference boundaries hug the speech."""
     idx = np.flatnonzero(np.abs(x) > thresh * np.abs(x).max())
-    return x[max(0, idx[0] - 160): idx[-1] + 160] if idx.size else x
+    return x[max(0, idx[0] - 160) : idx[-1] + 160] if idx.size else x
 
 
 def _utterance(speaker: int, i: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
@@ -131,8 +132,14 @@ def _utterance(speaker: int, i: int, rng: np.random.Generator) -> tuple[np.ndarr
 
 
 def build_conversation(
-    num_speakers: int = 2, num_turns: int = 12, seed: int = 0, *, overlap_prob: float = 0.15,
-    max_overlap: float = 0.6, pause: tuple[float, float] = (0.3, 1.2), name: str | None = None,
+    num_speakers: int = 2,
+    num_turns: int = 12,
+    seed: int = 0,
+    *,
+    overlap_prob: float = 0.15,
+    max_overlap: float = 0.6,
+    pause: tuple[float, float] = (0.3, 1.2),
+    name: str | None = None,
 ) -> Conversation:
     """A conversation of `num_turns` turns by `num_speakers` speakers (every speaker talks).
 
@@ -168,7 +175,7 @@ def build_conversation(
     total = int(round((prev_end + 0.5) * SR))
     mix = np.zeros(total, np.float32)
     for off, x, _ in placed:
-        mix[off: off + len(x)] += x
+        mix[off : off + len(x)] += x
     return Conversation(name or f"conv{num_speakers}_{seed}", mix, utts)
 
 
@@ -201,7 +208,7 @@ def add_noise(samples: np.ndarray, kind: str, snr_db: float, seed: int = 0) -> n
     noise = _noise(kind, len(samples), rng)
     active = np.abs(samples) > 1e-4
     p_speech = float(np.mean(samples[active] ** 2)) if active.any() else 1e-6
-    p_noise = float(np.mean(noise ** 2)) + 1e-12
+    p_noise = float(np.mean(noise**2)) + 1e-12
     noise *= np.sqrt(p_speech / (p_noise * 10 ** (snr_db / 10)))
     out = samples + noise
     return (out / max(1.0, np.abs(out).max() / 0.99)).astype(np.float32)
@@ -210,20 +217,38 @@ def add_noise(samples: np.ndarray, kind: str, snr_db: float, seed: int = 0) -> n
 def reference_records(conv: Conversation) -> list[dict]:
     """The reference in the output JSON format (times in integer ms)."""
     return [
-        {"speaker_id": u.speaker, "start_time": int(round(u.start * 1000)), "end_time": int(round(u.end * 1000)), "text": u.text}
+        {
+            "speaker_id": u.speaker,
+            "start_time": int(round(u.start * 1000)),
+            "end_time": int(round(u.end * 1000)),
+            "text": u.text,
+        }
         for u in sorted(conv.utterances, key=lambda u: u.start)
     ]
 
 
 def reference_seglst(conv: Conversation, session: str | None = None) -> list[dict]:
     return [
-        {"session_id": session or conv.name, "speaker": u.speaker, "start_time": round(u.start, 3), "end_time": round(u.end, 3), "words": u.text}
+        {
+            "session_id": session or conv.name,
+            "speaker": u.speaker,
+            "start_time": round(u.start, 3),
+            "end_time": round(u.end, 3),
+            "words": u.text,
+        }
         for u in sorted(conv.utterances, key=lambda u: u.start)
     ]
 
 
-def materialize(conv: Conversation, out_dir: str | Path, name: str | None = None, *, noise: str | None = None,
-                snr_db: float = 15.0, seed: int = 0) -> Path:
+def materialize(
+    conv: Conversation,
+    out_dir: str | Path,
+    name: str | None = None,
+    *,
+    noise: str | None = None,
+    snr_db: float = 15.0,
+    seed: int = 0,
+) -> Path:
     """Write <name>.flac, <name>.json (output format) and <name>.seglst.json; returns the audio path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

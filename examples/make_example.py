@@ -27,12 +27,20 @@ HERE = Path(__file__).resolve().parent
 # (speaker, source, text): source "tts" speaks the text, otherwise a LibriVox clip id.
 SCRIPT = [
     ("interviewer", "tts", "Tell me about mister John Dashwood."),
-    ("reader", "0870", "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them"),
+    (
+        "reader",
+        "0870",
+        "and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them",
+    ),
     ("interviewer", "tts", "Was he a bad man?"),
     ("reader", "0880", "he was not an ill disposed young man"),
     ("reader", "0890", "unless to be rather cold hearted and rather selfish is to be ill disposed"),
     ("interviewer", "tts", "And what about his marriage?"),
-    ("reader", "0920", "had he married a more a amiable woman he might have been made still more respectable than he was"),
+    (
+        "reader",
+        "0920",
+        "had he married a more a amiable woman he might have been made still more respectable than he was",
+    ),
     ("interviewer", "tts", "I see. Could he have changed?"),
     ("reader", "0930", "he might even have been made amiable himself"),
 ]
@@ -44,7 +52,8 @@ GENDER = {"interviewer": "female", "reader": "male"}
 def tts(text: str) -> np.ndarray:
     wav = subprocess.run(
         ["espeak-ng", "-v", "en-us+f2", "-p", "60", "-s", "165", "--stdout", text],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
     x, sr = sf.read(io.BytesIO(wav), dtype="float32")
     return soxr.resample(x, sr, SR).astype(np.float32)
@@ -59,7 +68,7 @@ def clip(clip_id: str) -> np.ndarray:
 def trim(x: np.ndarray, thresh: float = 0.01) -> np.ndarray:
     """Cut leading/trailing silence so reference boundaries hug the speech."""
     idx = np.flatnonzero(np.abs(x) > thresh)
-    return x[max(0, idx[0] - 160): idx[-1] + 160] if idx.size else x
+    return x[max(0, idx[0] - 160) : idx[-1] + 160] if idx.size else x
 
 
 def main() -> None:
@@ -73,10 +82,16 @@ def main() -> None:
             t += int(gap * SR) / SR
         x = trim(tts(text) if source == "tts" else clip(source))
         x = 0.3 * x / (np.max(np.abs(x)) + 1e-9)  # equal peak levels, no clipping
-        segments.append({
-            "session_id": "dialogue", "speaker": speaker, "start_time": round(t, 3),
-            "end_time": round(t + len(x) / SR, 3), "words": text, "gender": GENDER[speaker],
-        })
+        segments.append(
+            {
+                "session_id": "dialogue",
+                "speaker": speaker,
+                "start_time": round(t, 3),
+                "end_time": round(t + len(x) / SR, 3),
+                "words": text,
+                "gender": GENDER[speaker],
+            }
+        )
         pieces.append(x)
         t += len(x) / SR
         prev = speaker

@@ -14,8 +14,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required", "--mute-audio"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+    "--mute-audio",
+]
 
 
 def main() -> None:
@@ -28,8 +37,11 @@ def main() -> None:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    proc = subprocess.Popen([sys.executable, "-m", "speechannotator.cli", "view", str(args.out), "--port", "0",
-                             "--reviewer", "reviewer"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "speechannotator.cli", "view", str(args.out), "--port", "0", "--reviewer", "reviewer"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = re.search(r"http://\S+", proc.stdout.readline()).group(0)
         with sync_playwright() as p:

@@ -19,7 +19,8 @@ LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 def _espeak(text: str, voice: str, pitch: int, speed: int) -> bytes:
     return subprocess.run(
         ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "--stdout", text],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout
 
 

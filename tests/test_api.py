@@ -16,8 +16,18 @@ def test_the_package_exports_a_short_api():
 
 def test_every_settings_flag_maps_onto_a_config_field():
     # Run options, not settings: what to read and write, and where the corpus runs.
-    not_settings = {"paths", "out_dir", "config_path", "timeline", "show", "quiet", "engine", "ray_address",
-                    "workers", "export"}
+    not_settings = {
+        "paths",
+        "out_dir",
+        "config_path",
+        "timeline",
+        "show",
+        "quiet",
+        "engine",
+        "ray_address",
+        "workers",
+        "export",
+    }
     assert {p.name for p in annotate.params} - not_settings == set(CONFIG_FLAGS)
     for field, implied in CONFIG_FLAGS.values():
         for path in (field, *implied):

@@ -6,7 +6,6 @@ import pytest
 import soundfile as sf
 
 from speechannotator.audio import AudioError, find_audio_files, load_audio
-
 from synth import SR, join, librivox
 
 

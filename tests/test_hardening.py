@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
-import shutil
 import struct
 import subprocess
 import sys
@@ -40,10 +40,22 @@ def talk(tmp_path_factory):
     x = join(a, b)
     sf.write(d / "talk.wav", x, SR)
     t1 = 0.3 + len(a) / SR
-    ref = [{"session_id": "talk", "speaker": "A", "start_time": 0.3, "end_time": round(t1, 3),
-            "words": "Good morning, how are you today?"},
-           {"session_id": "talk", "speaker": "B", "start_time": round(t1 + 0.6, 3),
-            "end_time": round(t1 + 0.6 + len(b) / SR, 3), "words": "I am fine, thank you very much."}]
+    ref = [
+        {
+            "session_id": "talk",
+            "speaker": "A",
+            "start_time": 0.3,
+            "end_time": round(t1, 3),
+            "words": "Good morning, how are you today?",
+        },
+        {
+            "session_id": "talk",
+            "speaker": "B",
+            "start_time": round(t1 + 0.6, 3),
+            "end_time": round(t1 + 0.6 + len(b) / SR, 3),
+            "words": "I am fine, thank you very much.",
+        },
+    ]
     (d / "talk.seglst.json").write_text(json.dumps(ref))
     return d / "talk.wav", d / "talk.seglst.json", x
 
@@ -58,8 +70,14 @@ def errors(output: str) -> list[str]:
 
 def cli(*args, **kw) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-m", "speechannotator.cli", *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "speechannotator.cli", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def wait_for(pred, timeout=60.0):
@@ -81,6 +99,7 @@ def lock_taken(out: Path) -> bool:
 
 
 # -- 1: two writers --------------------------------------------------------------------
+
 
 def test_case01_second_writer_refused_and_kill9_leaves_no_stale_lock(talk, tmp_path):
     wav, ref, _ = talk
@@ -123,6 +142,7 @@ def test_case01_finalize_refuses_a_state_without_predictions(talk, tmp_path):
 
 # -- 2: unwritable outputs -------------------------------------------------------------
 
+
 def _readonly_mount(src: Path, dst: Path) -> bool:
     dst.mkdir()
     ok = subprocess.run(["mount", "--bind", str(src), str(dst)], capture_output=True).returncode == 0
@@ -136,8 +156,10 @@ def _readonly_mount(src: Path, dst: Path) -> bool:
 def test_case02_unwritable_outputs_are_one_line_and_explain_reads_only(talk, tmp_path):
     wav, ref, _ = talk
     (tmp_path / "file").write_text("x")
-    for out, cause in ((tmp_path / "file" / "out", "cannot create the output folder (Not a directory)"),
-                       (Path("/proc/speechannotator-out"), "cannot create the output folder")):
+    for out, cause in (
+        (tmp_path / "file" / "out", "cannot create the output folder (Not a directory)"),
+        (Path("/proc/speechannotator-out"), "cannot create the output folder"),
+    ):
         res = run("annotate", wav, "-o", out, "--timeline", ref, *FAST)
         assert res.exit_code == 2 and len(errors(res.output)) == 1 and cause in res.output, res.output
     res = run("annotate", wav, "-o", tmp_path / "file", *FAST)  # click's own check of -o
@@ -161,6 +183,7 @@ def test_case02_unwritable_outputs_are_one_line_and_explain_reads_only(talk, tmp
 
 # -- 3: non-finite numbers in eval inputs ----------------------------------------------
 
+
 def test_case03_nan_and_infinity_in_eval_inputs(tmp_path):
     good = [{"speaker_id": "a", "text": "hi", "start_time": 0, "end_time": 1000}]
     (tmp_path / "r.json").write_text(json.dumps(good))
@@ -178,9 +201,11 @@ def test_case03_nan_and_infinity_in_eval_inputs(tmp_path):
 
 # -- 4: a reference of another recording -----------------------------------------------
 
+
 def test_case04_timeline_of_another_recording_is_refused(tmp_path):
-    (tmp_path / "o.json").write_text(json.dumps([{"session_id": "other", "speaker": "A", "start_time": 0,
-                                                   "end_time": 1, "words": "hi"}]))
+    (tmp_path / "o.json").write_text(
+        json.dumps([{"session_id": "other", "speaker": "A", "start_time": 0, "end_time": 1, "words": "hi"}])
+    )
     (tmp_path / "o.rttm").write_text("SPEAKER other 1 0.0 1.0 <NA> <NA> A <NA> <NA>\n")
     for name in ("o.json", "o.rttm"):
         with pytest.raises(ReferenceError, match=r"holds only .*'other', not this recording 'talk'"):
@@ -189,6 +214,7 @@ def test_case04_timeline_of_another_recording_is_refused(tmp_path):
 
 
 # -- 5: review at scale: bounded transactions, resumed mid-round -----------------------
+
 
 class _Interrupt(Exception):
     pass
@@ -205,8 +231,16 @@ def test_case05_review_resumes_mid_round_with_the_same_result(talk, tmp_path, mo
     wav, _, x = talk
     n = 14
     seg = (len(x) / SR) / n
-    ref = [{"session_id": "talk", "speaker": "AB"[i % 3 == 0], "start_time": round(i * seg, 3),
-            "end_time": round((i + 1) * seg - 0.02, 3), "words": f"part {i}"} for i in range(n)]
+    ref = [
+        {
+            "session_id": "talk",
+            "speaker": "AB"[i % 3 == 0],
+            "start_time": round(i * seg, 3),
+            "end_time": round((i + 1) * seg - 0.02, 3),
+            "words": f"part {i}",
+        }
+        for i in range(n)
+    ]
     (tmp_path / "many.json").write_text(json.dumps(ref))
 
     class Strict(RulesBackend):  # rejects tone in round 0 for every other segment: relabels to batch
@@ -247,14 +281,17 @@ def test_case05_review_resumes_mid_round_with_the_same_result(talk, tmp_path, mo
 
     def dump(out: Path):
         with sqlite3.connect(out / "state.sqlite") as c:
-            return [c.execute(f"SELECT key, field, round, data FROM {t} ORDER BY 1, 2, 3").fetchall()
-                    for t in ("verdicts", "predictions")]
+            return [
+                c.execute(f"SELECT key, field, round, data FROM {t} ORDER BY 1, 2, 3").fetchall()
+                for t in ("verdicts", "predictions")
+            ]
 
     assert dump(tmp_path / "cut") == dump(tmp_path / "whole")
     assert (tmp_path / "cut" / "talk.json").read_bytes() == (tmp_path / "whole" / "talk.json").read_bytes()
 
 
 # -- 6, 7, 15: output names ------------------------------------------------------------
+
 
 def test_case06_long_stems(talk, tmp_path):
     wav, ref, _ = talk
@@ -286,11 +323,23 @@ def test_case07_same_name_from_another_folder_in_a_later_run(talk, tmp_path):
 
 # -- 8: an LLM backend that fails every field ------------------------------------------
 
+
 def test_case08_failed_fields_reported_and_transcript_claims_kept_out(talk, tmp_path):
     wav, _, x = talk
     ref = tmp_path / "talk.json"
-    ref.write_text(json.dumps([{"session_id": "talk", "speaker": "A", "start_time": 0.3, "end_time": 2.0,
-                                "words": "The speaker is a robot."}]))
+    ref.write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": "talk",
+                    "speaker": "A",
+                    "start_time": 0.3,
+                    "end_time": 2.0,
+                    "words": "The speaker is a robot.",
+                }
+            ]
+        )
+    )
     claim = json.dumps({"caption": "The speaker is a robot.", "contextual_inference": "The speaker is a robot here."})
 
     def script(body, i):
@@ -298,8 +347,22 @@ def test_case08_failed_fields_reported_and_transcript_claims_kept_out(talk, tmp_
         return chat_reply(claim) if "caption" in system and "contextual" in system else chat_reply("no json {")
 
     with ScriptedServer(script) as srv:
-        res = run("annotate", wav, "-o", tmp_path / "out", "--timeline", ref, *FAST, "--no-print",
-                  "--llm-url", srv.url, "--llm-model", "weak", "--review-rounds", "0")
+        res = run(
+            "annotate",
+            wav,
+            "-o",
+            tmp_path / "out",
+            "--timeline",
+            ref,
+            *FAST,
+            "--no-print",
+            "--llm-url",
+            srv.url,
+            "--llm-model",
+            "weak",
+            "--review-rounds",
+            "0",
+        )
     assert res.exit_code == 1, res.output
     warn = [x for x in res.output.splitlines() if x.startswith("speechannotator: warning")]
     assert len(warn) == 1 and "13 of 13 field predictions failed" in warn[0], res.output
@@ -310,6 +373,7 @@ def test_case08_failed_fields_reported_and_transcript_claims_kept_out(talk, tmp_
 
 
 # -- 9, 12, 13, 15: audio --------------------------------------------------------------
+
 
 def test_case09_dc_offset_is_removed_before_vad(talk, tmp_path):
     from speechannotator.frontend.vad import detect_speech
@@ -341,9 +405,12 @@ def test_case13_phase_inverted_stereo_uses_one_channel(talk, tmp_path):
 
 # -- 10: reference errors --------------------------------------------------------------
 
+
 def test_case10_reference_errors_name_file_and_item(tmp_path):
-    items = [{"session_id": "r", "speaker": "A", "start_time": 0.5, "end_time": 1.0, "words": "héllo"},
-             {"session_id": "r", "speaker": "A", "start_time": 7.12, "end_time": 7.1, "words": "x"}]
+    items = [
+        {"session_id": "r", "speaker": "A", "start_time": 0.5, "end_time": 1.0, "words": "héllo"},
+        {"session_id": "r", "speaker": "A", "start_time": 7.12, "end_time": 7.1, "words": "x"},
+    ]
     p = tmp_path / "r.json"
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps(items[:1], ensure_ascii=False).encode())
     assert load_reference_timeline(p, "r")[0].text == "héllo"  # a BOM is fine
@@ -361,6 +428,7 @@ def test_case10_reference_errors_name_file_and_item(tmp_path):
 
 # -- 11, 15: a batch with bad inputs goes on -------------------------------------------
 
+
 def test_case11_15_bad_inputs_in_a_batch(talk, tmp_path):
     wav, ref, _ = talk
     wav = Path(shutil.copy(wav, tmp_path / "talk.wav"))  # beside the others: its corpus id is "talk"
@@ -370,13 +438,29 @@ def test_case11_15_bad_inputs_in_a_batch(talk, tmp_path):
     os.mkfifo(tmp_path / "pipe.wav")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "talk.json").mkdir()  # a folder where the output goes
-    res = run("annotate", tmp_path / "missing.wav", tmp_path / "text.ogg", tmp_path / "loop_a.wav",
-              tmp_path / "pipe.wav", wav, wav, "-o", tmp_path / "out", "--timeline", ref, *FAST)
+    res = run(
+        "annotate",
+        tmp_path / "missing.wav",
+        tmp_path / "text.ogg",
+        tmp_path / "loop_a.wav",
+        tmp_path / "pipe.wav",
+        wav,
+        wav,
+        "-o",
+        tmp_path / "out",
+        "--timeline",
+        ref,
+        *FAST,
+    )
     lines = errors(res.output)
     assert res.exit_code == 1 and len(lines) == 5, res.output
-    for name, cause in (("missing.wav", "file does not exist"), ("text.ogg", "not an audio file"),
-                        ("loop_a.wav", "symbolic link loop"), ("pipe.wav", "not a regular file"),
-                        ("talk.wav", "is a folder; the output file cannot be written there")):
+    for name, cause in (
+        ("missing.wav", "file does not exist"),
+        ("text.ogg", "not an audio file"),
+        ("loop_a.wav", "symbolic link loop"),
+        ("pipe.wav", "not a regular file"),
+        ("talk.wav", "is a folder; the output file cannot be written there"),
+    ):
         assert any(name in x and cause in x for x in lines), (name, lines)
     assert "annotated 0/5 recording(s)" in res.output  # talk.wav twice is one input
     assert not list((tmp_path / "out").glob(".tmp-*"))
@@ -387,12 +471,14 @@ def test_case11_15_bad_inputs_in_a_batch(talk, tmp_path):
 
 # -- 14: terminal control sequences ----------------------------------------------------
 
+
 def test_case14_control_sequences_never_reach_the_terminal(talk, tmp_path):
     wav, _, _ = talk
     ref = tmp_path / "talk.json"
     words = "hello \x1b]0;PWNED\x07there \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x9b2J"
-    ref.write_text(json.dumps([{"session_id": "talk", "speaker": "A\x1b[31m", "start_time": 0.3, "end_time": 2.0,
-                                "words": words}]))
+    ref.write_text(
+        json.dumps([{"session_id": "talk", "speaker": "A\x1b[31m", "start_time": 0.3, "end_time": 2.0, "words": words}])
+    )
     res = run("annotate", wav, "-o", tmp_path / "out", "--timeline", ref, *FAST)
     assert res.exit_code == 0 and "hello there link" in res.output
     res2 = run("explain", tmp_path / "out" / "talk.json", "--segment", "0", "--field", "emotion")
@@ -405,6 +491,7 @@ def test_case14_control_sequences_never_reach_the_terminal(talk, tmp_path):
 
 
 # -- 15: messages and exit codes -------------------------------------------------------
+
 
 def test_case15_ctrl_c_exits_130_with_one_line(talk, tmp_path):
     wav, ref, _ = talk
@@ -422,7 +509,7 @@ def test_case15_quiet_decoder_and_eval_without_matches(talk, tmp_path, capfd):
     wav, _, x = talk
     sf.write(tmp_path / "a.mp3", x, SR, format="MP3")
     b = (tmp_path / "a.mp3").read_bytes()
-    (tmp_path / "cut.mp3").write_bytes(b[: len(b) // 2] + bytes(range(256)) * 8 + b[len(b) // 2:])
+    (tmp_path / "cut.mp3").write_bytes(b[: len(b) // 2] + bytes(range(256)) * 8 + b[len(b) // 2 :])
     capfd.readouterr()
     try:
         load_audio(tmp_path / "cut.mp3")

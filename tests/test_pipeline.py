@@ -43,7 +43,12 @@ def test_example_round_trips(example_run):
     ref = json.loads(REFERENCE.read_text())
     for seg in ref:
         mid = 500 * (seg["start_time"] + seg["end_time"])
-        hyp = min(records, key=lambda r: 0 if r.start_time <= mid <= r.end_time else min(abs(mid - r.start_time), abs(mid - r.end_time)))
+        hyp = min(
+            records,
+            key=lambda r: (
+                0 if r.start_time <= mid <= r.end_time else min(abs(mid - r.start_time), abs(mid - r.end_time))
+            ),
+        )
         assert canonical_closed("gender", hyp.gender) == seg["gender"], (seg, hyp)
     # The readable table is printed.
     assert "spk_01" in res.output and "caption" in res.output
@@ -85,7 +90,9 @@ def test_batch_with_bad_inputs_reports_each_and_completes_the_rest(tmp_path):
     (out / "keep.json").write_text('["already here"]')
     proc = subprocess.run(
         [sys.executable, "-m", "speechannotator.cli", "annotate", str(inputs), "-o", str(out), "-q", "--no-print"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 1
     errors = [line for line in proc.stderr.splitlines() if line.startswith("speechannotator: error:")]
@@ -104,7 +111,9 @@ def test_batch_with_bad_inputs_reports_each_and_completes_the_rest(tmp_path):
 def test_labels_follow_override(tmp_path):
     speech = join(speak("Good evening, and welcome to the news.", "en-us+m3", pitch=35))
     sf.write(tmp_path / "en.wav", speech, SR)
-    res = CliRunner().invoke(main, ["annotate", str(tmp_path / "en.wav"), "-o", str(tmp_path / "o"), "-q", "--labels", "zh"])
+    res = CliRunner().invoke(
+        main, ["annotate", str(tmp_path / "en.wav"), "-o", str(tmp_path / "o"), "-q", "--labels", "zh"]
+    )
     assert res.exit_code == 0, res.output
     rec = json.loads((tmp_path / "o" / "en.json").read_text())[0]
     assert rec["gender"] in ("男声", "女声") and rec["language"] == "en"

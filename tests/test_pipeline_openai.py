@@ -14,15 +14,23 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
     ref = json.loads((ROOT / "examples" / "dialogue.seglst.json").read_text())[:2]  # two turns keep it short
     timeline = tmp_path / "dialogue.seglst.json"
     timeline.write_text(json.dumps(ref))
-    config = load_config(overrides={
-        # Review through the LLM is covered by tests/agents/test_openai_backend.py; here one
-        # review round would cost minutes of SmolLM2 generation on a CPU thread.
-        "agents": {"backend": "openai", "review": False},
-        "labeler": {"url": llama_server.url, "model": "smollm2", "timeout_s": 120, "max_retries": 1,
-                    # Short answers: SmolLM2 tends to fill strings to their bound.
-                    "max_value_chars": 24, "max_compose_chars": 48},
-        "priors": {"dnsmos": False},
-    })
+    config = load_config(
+        overrides={
+            # Review through the LLM is covered by tests/agents/test_openai_backend.py; here one
+            # review round would cost minutes of SmolLM2 generation on a CPU thread.
+            "agents": {"backend": "openai", "review": False},
+            "labeler": {
+                "url": llama_server.url,
+                "model": "smollm2",
+                "timeout_s": 120,
+                "max_retries": 1,
+                # Short answers: SmolLM2 tends to fill strings to their bound.
+                "max_value_chars": 24,
+                "max_compose_chars": 48,
+            },
+            "priors": {"dnsmos": False},
+        }
+    )
     annotator = Annotator(tmp_path / "out", config)
     try:
         result = annotator.annotate(ROOT / "examples" / "dialogue.flac", timeline=timeline)

@@ -1,18 +1,36 @@
 import pytest
 
 from speechannotator.schema import (
-    CLOSED_FIELDS, FIELDS, LABELED_FIELDS, OUTPUT_KEYS, canonical_closed, closed_value, normalize_text, validate_records,
+    CLOSED_FIELDS,
+    FIELDS,
+    LABELED_FIELDS,
+    OUTPUT_KEYS,
+    canonical_closed,
+    closed_value,
+    normalize_text,
+    validate_records,
 )
 
 
 @pytest.mark.parametrize(
     "field,value,canon",
     [
-        ("gender", "男", "male"), ("gender", "男声", "male"), ("gender", "M", "male"), ("gender", "Male.", "male"),
-        ("gender", "female voice", "female"), ("gender", "女声（较确定）", "female"), ("gender", " FEMALE ", "female"),
-        ("age", "中年", "middle-aged"), ("age", "Middle aged", "middle-aged"), ("age", "young adult voice", "young adult"),
-        ("age", "老年人", "elderly"), ("gender", "无", "none"), ("age", "N/A", "none"), ("gender", "", "none"),
-        ("gender", "robot", None), ("age", "male", None),
+        ("gender", "男", "male"),
+        ("gender", "男声", "male"),
+        ("gender", "M", "male"),
+        ("gender", "Male.", "male"),
+        ("gender", "female voice", "female"),
+        ("gender", "女声（较确定）", "female"),
+        ("gender", " FEMALE ", "female"),
+        ("age", "中年", "middle-aged"),
+        ("age", "Middle aged", "middle-aged"),
+        ("age", "young adult voice", "young adult"),
+        ("age", "老年人", "elderly"),
+        ("gender", "无", "none"),
+        ("age", "N/A", "none"),
+        ("gender", "", "none"),
+        ("gender", "robot", None),
+        ("age", "male", None),
     ],
 )
 def test_canonical_closed(field, value, canon):
@@ -29,12 +47,20 @@ def test_closed_value_round_trip():
 
 def test_field_sets():
     assert len(FIELDS) == 15 and set(CLOSED_FIELDS) <= set(FIELDS) and len(LABELED_FIELDS) == 13
-    assert OUTPUT_KEYS[:7] == ("speaker_id", "speaker_name", "text", "text_and_paralanguage", "start_time", "end_time", "language")
+    assert OUTPUT_KEYS[:7] == (
+        "speaker_id",
+        "speaker_name",
+        "text",
+        "text_and_paralanguage",
+        "start_time",
+        "end_time",
+        "language",
+    )
     assert normalize_text("Ａ b，c!") == "abc"
 
 
 def test_validate_records_rejects_bad_order_and_keys():
-    rec = {k: "x" for k in OUTPUT_KEYS}
+    rec = dict.fromkeys(OUTPUT_KEYS, "x")
     rec.update(speaker_id="spk_01", start_time=10, end_time=20)
     validate_records([rec])
     swapped = dict(reversed(list(rec.items())))

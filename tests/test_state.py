@@ -16,7 +16,9 @@ def test_segments_evidence_predictions_roundtrip(tmp_path):
         assert st.begin_recording("r", "r.wav", "fp1", 10.0) is False
         with st.transaction() as c:
             st.write_segments(c, "r", _segs())
-            st.write_evidence(c, "r", [Evidence("seg_00000", "pitch.mean_hz", 180.5, "Hz", "acoustic", "pyworld", "0.3.5", 0.9)])
+            st.write_evidence(
+                c, "r", [Evidence("seg_00000", "pitch.mean_hz", 180.5, "Hz", "acoustic", "pyworld", "0.3.5", 0.9)]
+            )
             st.write_predictions(c, "r", [Prediction("seg_00000", "gender", "female", 0.8, ["pitch.mean_hz"], round=0)])
             st.write_predictions(c, "r", [Prediction("seg_00000", "gender", "male", 0.6, ["gender.p_male"], round=1)])
             st.write_verdicts(c, "r", [Verdict("seg_00000", "gender", 0, False, "drift", "use speaker majority")])
@@ -32,11 +34,10 @@ def test_segments_evidence_predictions_roundtrip(tmp_path):
 def test_failed_transaction_leaves_nothing(tmp_path):
     with StateStore(tmp_path / "s.sqlite") as st:
         st.begin_recording("r", "r.wav", "fp1")
-        with pytest.raises(RuntimeError):
-            with st.transaction() as c:
-                st.write_segments(c, "r", _segs())
-                st.mark_stage(c, "r", "timeline")
-                raise RuntimeError("killed mid-stage")
+        with pytest.raises(RuntimeError), st.transaction() as c:
+            st.write_segments(c, "r", _segs())
+            st.mark_stage(c, "r", "timeline")
+            raise RuntimeError("killed mid-stage")
         assert st.segments("r") == [] and not st.stage_done("r", "timeline")
 
 
@@ -108,8 +109,10 @@ def test_label_language_is_kept_with_the_recording_and_reset_with_it(tmp_path):
 def test_a_version_1_state_gains_the_label_language_column(tmp_path):
     path = tmp_path / "s.sqlite"
     with sqlite3.connect(path) as old:
-        old.execute("CREATE TABLE recordings (rec TEXT PRIMARY KEY, path TEXT NOT NULL, fingerprint TEXT NOT NULL, "
-                    "duration REAL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', updated REAL NOT NULL)")
+        old.execute(
+            "CREATE TABLE recordings (rec TEXT PRIMARY KEY, path TEXT NOT NULL, fingerprint TEXT NOT NULL, "
+            "duration REAL, status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', updated REAL NOT NULL)"
+        )
         old.execute("INSERT INTO recordings VALUES ('r', 'r.wav', 'fp1', 1.0, 'running', '', 0)")
     old.close()
     with StateStore(path) as st:
@@ -125,7 +128,9 @@ def test_round_0_of_labeling_starts_over_and_a_plan_is_written_whole(tmp_path):
     with StateStore(tmp_path / "s.sqlite") as st:
         st.begin_recording("r", "r.wav", "fp1")
         with st.transaction() as c:
-            st.write_contracts(c, "r", [Contract("seg_00000", f, "o", "v", [], [], ["segment"], "") for f in ("a", "b")])
+            st.write_contracts(
+                c, "r", [Contract("seg_00000", f, "o", "v", [], [], ["segment"], "") for f in ("a", "b")]
+            )
             st.write_contracts(c, "r", [Contract("seg_00000", "a", "o", "v", [], [], ["segment"], "")])
             st.write_predictions(c, "r", [Prediction("seg_00000", "a", "x", 0.5, [], round=0)])
             st.write_verdicts(c, "r", [Verdict("seg_00000", "a", 0, False, "no", "redo")])

@@ -1,11 +1,11 @@
 """speechannotator: context-aware multi-agent annotation of long speech recordings, and SA-Eval.
 
-    >>> import speechannotator
-    >>> records = speechannotator.annotate("examples/dialogue.flac", out_dir="out")
-    >>> records[0].speaker_id, records[0].gender, records[0].caption
+>>> import speechannotator
+>>> records = speechannotator.annotate("examples/dialogue.flac", out_dir="out")
+>>> records[0].speaker_id, records[0].gender, records[0].caption
 
-    >>> annotator = speechannotator.Annotator("out", speechannotator.Config(labels="en"))
-    >>> result = annotator.annotate("examples/dialogue.flac")  # records, output path, timings, config
+>>> annotator = speechannotator.Annotator("out", speechannotator.Config(labels="en"))
+>>> result = annotator.annotate("examples/dialogue.flac")  # records, output path, timings, config
 """
 
 from __future__ import annotations

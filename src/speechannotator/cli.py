@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,9 +17,9 @@ from .assets import AssetError
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
-from .viewer.cli import view
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
+from .viewer.cli import view
 
 INTERRUPTED = 130  # the shell's code for a command ended by SIGINT (128 + 2)
 
@@ -48,8 +48,9 @@ class _Main(click.Group):
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging (tracebacks of failures).")
 def main(verbose: bool) -> None:
     """Annotate long speech recordings for controllable speech generation, and evaluate annotations."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 # `annotate`'s settings flags: click parameter -> (the Config field it sets, fields it implies).
@@ -107,50 +108,88 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder: <stem>.json per recording and state.sqlite.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="TOML settings file.")
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder: <stem>.json per recording and state.sqlite.",
+)
+@click.option(
+    "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="TOML settings file."
+)
 @click.option("--preset", type=click.Choice(["cpu", "gpu"]), help="Settings preset (default cpu).")
 @click.option("--labels", type=click.Choice(["auto", "zh", "en"]), help="Label language (default: from the speech).")
-@click.option("--timeline", type=click.Path(exists=True, path_type=Path),
-              help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
-                   "replaces diarization and ASR.")
+@click.option(
+    "--timeline",
+    type=click.Path(exists=True, path_type=Path),
+    help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
+    "replaces diarization and ASR.",
+)
 @click.option("--num-speakers", type=int, help="Exact number of speakers.")
 @click.option("--min-speakers", type=int, help="Lower bound on the number of speakers.")
 @click.option("--max-speakers", type=int, help="Upper bound on the number of speakers.")
 @click.option("--asr-model", help="A faster-whisper model folder (e.g. large-v3).")
-@click.option("--asr-url",
-              help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR).")
+@click.option(
+    "--asr-url", help="OpenAI-compatible /v1/audio/transcriptions endpoint for ASR (e.g. vLLM serving Qwen3-ASR)."
+)
 @click.option("--asr-api-model", help="Model name at --asr-url.")
-@click.option("--pyannote", "pyannote_path", type=click.Path(),
-              help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).")
-@click.option("--refine", type=click.Choice(["normalize", "llm"]),
-              help="Transcript refinement: deterministic (default) or by the [refiner] LLM endpoint.")
+@click.option(
+    "--pyannote",
+    "pyannote_path",
+    type=click.Path(),
+    help="A local pyannote diarization pipeline folder (replaces the embedded diarizer).",
+)
+@click.option(
+    "--refine",
+    type=click.Choice(["normalize", "llm"]),
+    help="Transcript refinement: deterministic (default) or by the [refiner] LLM endpoint.",
+)
 @click.option("--device", help="ASR device: cpu or cuda.")
-@click.option("--llm", "llm", metavar="rules|local[:0.5b|:1.5b]",
-              help="How the agents think: rules (default), or a shipped Qwen2.5 model on the project's own "
-                   "llama.cpp server (local: the best installed).")
+@click.option(
+    "--llm",
+    "llm",
+    metavar="rules|local[:0.5b|:1.5b]",
+    help="How the agents think: rules (default), or a shipped Qwen2.5 model on the project's own "
+    "llama.cpp server (local: the best installed).",
+)
 @click.option("--llm-url", help="OpenAI-compatible endpoint for the agents (selects the openai backend).")
 @click.option("--llm-model", help="Model name at --llm-url.")
 @click.option("--review-rounds", type=int, help="Bound on review rounds (default 2).")
-@click.option("--no-review", "review", flag_value=False, default=None,
-              help="Ablation: no Review Agent and no relabeling.")
-@click.option("--no-context", "context", flag_value=False, default=None,
-              help="Ablation: the planner sees no history, neighbours or summary.")
+@click.option(
+    "--no-review", "review", flag_value=False, default=None, help="Ablation: no Review Agent and no relabeling."
+)
+@click.option(
+    "--no-context",
+    "context",
+    flag_value=False,
+    default=None,
+    help="Ablation: the planner sees no history, neighbours or summary.",
+)
 @click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Run recordings in this process, or on Ray Data (a local runtime, or --ray-address).")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Run recordings in this process, or on Ray Data (a local runtime, or --ray-address).",
+)
 @click.option("--ray-address", help="Join an existing Ray cluster (host:port or 'auto') instead of starting one.")
 @click.option("--workers", type=int, help="Ray engine: actors in the pool (default: one per CPU of the cluster).")
-@click.option("--export", "export", multiple=True, type=click.Choice(EXPORT_FORMATS),
-              help="Also export the corpus to OUT/exports/FORMAT (repeatable).")
+@click.option(
+    "--export",
+    "export",
+    multiple=True,
+    type=click.Choice(EXPORT_FORMATS),
+    help="Also export the corpus to OUT/exports/FORMAT (repeatable).",
+)
 def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_address, workers, export, **flags):
     """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
-    from .output.table import render
     from .output.files import OutputError
+    from .output.table import render
 
     if (flags.get("llm") or "").startswith("local") and (flags.get("llm_url") or flags.get("llm_model")):
         _fail("--llm", "choose either --llm local or --llm-url, not both")
@@ -194,8 +233,16 @@ def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_add
         echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
     ray_opts = RayOptions(address=ray_address, workers=workers)
     try:
-        summary = annotate_corpus(list(paths), out_dir, config, engine=engine, timeline=timeline,
-                                  ray_options=ray_opts, progress=not quiet, on_result=report)
+        summary = annotate_corpus(
+            list(paths),
+            out_dir,
+            config,
+            engine=engine,
+            timeline=timeline,
+            ray_options=ray_opts,
+            progress=not quiet,
+            on_result=report,
+        )
     except AssetError as exc:
         _fail("--llm", str(exc))
         sys.exit(2)
@@ -229,8 +276,9 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
         try:
             bounds[name.strip()] = float(num)
         except ValueError:
-            raise click.BadParameter(f"{v!r}: expected FIELD=VALUE, e.g. emotion=0.6",
-                                     param_hint="--min-confidence") from None
+            raise click.BadParameter(
+                f"{v!r}: expected FIELD=VALUE, e.g. emotion=0.6", param_hint="--min-confidence"
+            ) from None
         if not sep or not name.strip():
             raise click.BadParameter(f"{v!r}: expected FIELD=VALUE", param_hint="--min-confidence")
     return bounds
@@ -239,23 +287,44 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
 @main.command()
 @click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--to", "fmt", required=True, type=click.Choice(EXPORT_FORMATS), help="Export format.")
-@click.option("-o", "--output", "dest", required=True, type=click.Path(path_type=Path),
-              help="Destination folder (or file for jsonl, rttm, seglst).")
-@click.option("--rate", type=click.Choice(["16000", "source"]), default="16000", show_default=True,
-              help="clips and hf: audio at 16 kHz or at the source's rate.")
+@click.option(
+    "-o",
+    "--output",
+    "dest",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Destination folder (or file for jsonl, rttm, seglst).",
+)
+@click.option(
+    "--rate",
+    type=click.Choice(["16000", "source"]),
+    default="16000",
+    show_default=True,
+    help="clips and hf: audio at 16 kHz or at the source's rate.",
+)
 @click.option("--min-duration", type=float, help="Keep segments at least this long (seconds).")
 @click.option("--max-duration", type=float, help="Keep segments at most this long (seconds).")
 @click.option("--language", "languages", multiple=True, help="Keep segments in this language (repeatable).")
-@click.option("--speaker", "speakers", multiple=True,
-              help="Keep this speaker: spk_01, or RECORDING:spk_01 (repeatable).")
-@click.option("--min-confidence", "confidences", multiple=True,
-              help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).")
+@click.option(
+    "--speaker", "speakers", multiple=True, help="Keep this speaker: spk_01, or RECORDING:spk_01 (repeatable)."
+)
+@click.option(
+    "--min-confidence",
+    "confidences",
+    multiple=True,
+    help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).",
+)
 def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences):
     """Export an annotated corpus (OUT) to a training-ready format."""
     from .export import ExportFilter, export_corpus
 
-    filters = ExportFilter(min_duration=min_duration, max_duration=max_duration, languages=frozenset(languages),
-                           speakers=frozenset(speakers), min_confidence=_confidence_bounds(confidences))
+    filters = ExportFilter(
+        min_duration=min_duration,
+        max_duration=max_duration,
+        languages=frozenset(languages),
+        speakers=frozenset(speakers),
+        min_confidence=_confidence_bounds(confidences),
+    )
     try:
         path = export_corpus(out_dir, fmt, dest, filters, rate=rate)
     except (OSError, ValueError) as exc:

@@ -192,15 +192,26 @@ class Config(_Section):
         """Settings that change results; part of a recording's resume fingerprint."""
         timeout = {"timeout_s"}
         return self.model_dump_json(
-            exclude={"asr": {"cpu_threads"}, "labeler": timeout, "reviewer": timeout, "refiner": timeout,
-                     "local_llm": {"threads", "startup_timeout_s", "timeout_s"}})
+            exclude={
+                "asr": {"cpu_threads"},
+                "labeler": timeout,
+                "reviewer": timeout,
+                "refiner": timeout,
+                "local_llm": {"threads", "startup_timeout_s", "timeout_s"},
+            }
+        )
 
 
 GPU_PRESET: dict = {
     "preset": "gpu",
     # Qwen3-Omni (the labeler endpoint) refines transcripts, as in the paper.
-    "asr": {"model": "models/faster-whisper-large-v3", "device": "cuda", "compute_type": "float16", "beam_size": 5,
-            "refine": "llm"},
+    "asr": {
+        "model": "models/faster-whisper-large-v3",
+        "device": "cuda",
+        "compute_type": "float16",
+        "beam_size": 5,
+        "refine": "llm",
+    },
     "diarization": {"backend": "pyannote", "pyannote_path": "models/pyannote-speaker-diarization-community-1"},
     "agents": {"backend": "openai"},
     "labeler": {"url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-Omni-30B-A3B-Instruct", "audio": True},

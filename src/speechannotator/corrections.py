@@ -29,8 +29,9 @@ def _speaker_name(n: int, lang: str) -> str:
     return f"说话人{n}" if lang == "zh" else f"Speaker{n}"
 
 
-def apply_decisions(items: list[tuple[str, dict[str, Any]]], raw_speakers: dict[str, str],
-                    decisions: list[Decision], label_lang: str) -> list[tuple[str, dict[str, Any]]]:
+def apply_decisions(
+    items: list[tuple[str, dict[str, Any]]], raw_speakers: dict[str, str], decisions: list[Decision], label_lang: str
+) -> list[tuple[str, dict[str, Any]]]:
     """Machine records ``[(key, row)]`` with the decisions in force applied, in time order.
 
     ``raw_speakers`` maps segment key to its raw speaker label. A segment moved to another

@@ -126,7 +126,11 @@ class DeepFilterNet:
 
 
 def speech_spans(
-    segments: Iterable[tuple[float, float]], duration: float, *, lead: float = SPAN_LEAD_S, tail: float = SPAN_TAIL_S,
+    segments: Iterable[tuple[float, float]],
+    duration: float,
+    *,
+    lead: float = SPAN_LEAD_S,
+    tail: float = SPAN_TAIL_S,
     join: float = SPAN_JOIN_S,
 ) -> list[tuple[float, float]]:
     """The (start, end) seconds to enhance: segments widened by the margins, clipped to the
@@ -169,8 +173,11 @@ class Enhancer:
         if not spans or not s.enhance or s.enhancer in ("none", ""):
             return out
         if s.enhancer != "deepfilternet":
-            log.warning("enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
-                        "original audio", s.enhancer)
+            log.warning(
+                "enhancer %r is not supported (use 'deepfilternet' or 'none'); acoustic statistics use the "
+                "original audio",
+                s.enhancer,
+            )
             return out
         try:
             model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
@@ -190,8 +197,9 @@ class Enhancer:
         return out
 
 
-def enhance(audio: Audio, settings: PriorsSettings | None = None,
-            spans: list[tuple[float, float]] | None = None) -> np.ndarray:
+def enhance(
+    audio: Audio, settings: PriorsSettings | None = None, spans: list[tuple[float, float]] | None = None
+) -> np.ndarray:
     """Stage 2: the 16 kHz enhanced waveform, same length as ``audio.samples`` (see ``Enhancer``).
 
     ``settings`` is ``Config.priors`` (defaults when None).

@@ -127,8 +127,9 @@ def resolve_api_key(endpoint: EndpointConfig, role: str) -> str:
     host = urlparse(endpoint.url or "").hostname or ""
     if _is_local(host):
         return LOCAL_DUMMY_KEY  # local servers (vLLM, llama.cpp, Ollama) ignore the key
-    raise ValueError(f"{role} endpoint {endpoint.url} needs an API key: set the environment variable "
-                     f"{endpoint.api_key_env}")
+    raise ValueError(
+        f"{role} endpoint {endpoint.url} needs an API key: set the environment variable {endpoint.api_key_env}"
+    )
 
 
 def _error_text(exc: Any) -> str:
@@ -144,8 +145,15 @@ def _error_text(exc: Any) -> str:
 class ChatClient:
     """Chat completions on one endpoint with JSON output; one request per ``chat`` call."""
 
-    def __init__(self, endpoint: EndpointConfig, *, role: str, stats: BackendStats | None = None,
-                 max_tokens: int | None = None, client: Any = None) -> None:
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        *,
+        role: str,
+        stats: BackendStats | None = None,
+        max_tokens: int | None = None,
+        client: Any = None,
+    ) -> None:
         """``client`` replaces the ``openai.OpenAI`` instance (anything with ``chat.completions.create``)."""
         import openai
 
@@ -155,11 +163,15 @@ class ChatClient:
         self.stats = stats if stats is not None else BackendStats()
         self.url = base_url(endpoint.url)
         self._openai = openai
-        self._client = client if client is not None else openai.OpenAI(
-            base_url=self.url,
-            api_key=resolve_api_key(endpoint, role),
-            timeout=endpoint.timeout_s,
-            max_retries=0,  # retries are ours: counted, bounded, and aware of missing fields
+        self._client = (
+            client
+            if client is not None
+            else openai.OpenAI(
+                base_url=self.url,
+                api_key=resolve_api_key(endpoint, role),
+                timeout=endpoint.timeout_s,
+                max_retries=0,  # retries are ours: counted, bounded, and aware of missing fields
+            )
         )
         self.format_mode: FormatMode = "json_schema"
         self._model = endpoint.model
@@ -257,8 +269,10 @@ class ChatClient:
     def _answer_text(self, resp: Any) -> str:
         usage = getattr(resp, "usage", None)
         if usage is not None:
-            self.stats.add(prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                           completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+            self.stats.add(
+                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            )
         choices = getattr(resp, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise CallError("invalid", f"response has no choices ({str(resp)[:80]!r})", retryable=True)

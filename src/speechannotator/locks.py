@@ -34,8 +34,10 @@ class RecordingLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
             os.close(fd)
-            raise RecordingBusy(f"another process (pid {holder}) is annotating {self.rec!r} into this output "
-                                f"folder; wait for it to finish, or use another -o") from None
+            raise RecordingBusy(
+                f"another process (pid {holder}) is annotating {self.rec!r} into this output "
+                f"folder; wait for it to finish, or use another -o"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd

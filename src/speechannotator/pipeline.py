@@ -36,6 +36,7 @@ from .state import STATE_FILE, StateStore
 
 log = logging.getLogger("speechannotator")
 
+
 @dataclass
 class AnnotationResult:
     """One recording's outcome, with the settings it ran with (as a transcription result carries its options)."""
@@ -83,8 +84,10 @@ def owner_conflict(store: StateStore, rec: str, path: Path, fp: str) -> str | No
         return None
     if os.path.realpath(known["path"]) == os.path.realpath(path):
         return None  # the same file with new content or settings: annotate it afresh
-    return (f"{rec}.json in this output folder was written from {known['path']}, another file with the same "
-            f"name; rename this input or use another -o")
+    return (
+        f"{rec}.json in this output folder was written from {known['path']}, another file with the same "
+        f"name; rename this input or use another -o"
+    )
 
 
 def run_timeline(ctx: StageContext) -> None:
@@ -128,11 +131,18 @@ def run_priors(ctx: StageContext) -> None:
             enhanced = enhance_speech(ctx.audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
         t = time.perf_counter()
-        evidence = extract_priors(ctx.audio, segments, enhanced=enhanced, settings=cfg.priors,
-                                  calibration=cfg.calibration, work=work)
+        evidence = extract_priors(
+            ctx.audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
+        )
         ctx.timings["extract_priors"] = time.perf_counter() - t
-    info = {"count": len(evidence), "ablated": not cfg.agents.priors, "speech_spans_s": round(work.spans_s, 3),
-            "enhanced_s": round(work.enhanced_s, 3), "gated_s": round(work.gated_s, 3), "aed_s": round(work.aed_s, 3)}
+    info = {
+        "count": len(evidence),
+        "ablated": not cfg.agents.priors,
+        "speech_spans_s": round(work.spans_s, 3),
+        "enhanced_s": round(work.enhanced_s, 3),
+        "gated_s": round(work.gated_s, 3),
+        "aed_s": round(work.aed_s, 3),
+    }
     with store.transaction() as c:
         store.write_evidence(c, rec, evidence)
         store.mark_stage(c, rec, StageName.PRIORS, info)
@@ -245,8 +255,17 @@ class Annotator:
                 result.records = reviewed_records(self.store, rec)
                 self._count_failed(rec, result)
                 return result
-            ctx = StageContext(self.store, rec, self.config, audio=audio, make_backend=lambda: self.backend,
-                               timeline=timeline_path, output=out_path, on_stage=notify, timings=result.timings)
+            ctx = StageContext(
+                self.store,
+                rec,
+                self.config,
+                audio=audio,
+                make_backend=lambda: self.backend,
+                timeline=timeline_path,
+                output=out_path,
+                on_stage=notify,
+                timings=result.timings,
+            )
             for stage in STAGES:
                 if stage.marked and self.store.stage_done(rec, stage.name):
                     continue
@@ -255,8 +274,9 @@ class Annotator:
                 try:
                     stage.run(ctx)
                 except StageInputError:  # e.g. another writer reset them: redo the agent stages next time
-                    self.store.clear_stages(rec, (StageName.PLAN, StageName.LABEL, StageName.REVIEW,
-                                                  StageName.FINALIZE))
+                    self.store.clear_stages(
+                        rec, (StageName.PLAN, StageName.LABEL, StageName.REVIEW, StageName.FINALIZE)
+                    )
                     raise
                 result.timings[stage.name] = time.perf_counter() - t
             self.store.set_status(rec, "complete")

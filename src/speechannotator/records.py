@@ -65,7 +65,7 @@ class Segment:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Segment":
+    def from_json(cls, d: dict[str, Any]) -> Segment:
         d = dict(d)
         d["words"] = [Word(**w) for w in d.get("words", [])]
         return cls(**d)
@@ -115,7 +115,7 @@ class Contract:
             if name.startswith(prefix):
                 if scope not in self.context_scope:
                     return False
-                name = name[len(prefix):]
+                name = name[len(prefix) :]
                 break
         return any(name == p or (p.endswith(".") and name.startswith(p)) for p in self.admissible_evidence)
 

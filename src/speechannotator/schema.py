@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from enum import Enum
-from typing import TYPE_CHECKING, Iterable, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -104,7 +105,18 @@ NONE_VALUE: dict[str, str] = {"zh": "无", "en": "none"}
 _GENDER_ALIASES: dict[str, tuple[str, ...]] = {
     "male": ("male", "m", "man", "men", "boy", "男", "男声", "男性", "男生", "男人", "男性声音", "男聲"),
     "female": (
-        "female", "f", "woman", "women", "girl", "女", "女声", "女性", "女生", "女人", "女性声音", "女聲",
+        "female",
+        "f",
+        "woman",
+        "women",
+        "girl",
+        "女",
+        "女声",
+        "女性",
+        "女生",
+        "女人",
+        "女性声音",
+        "女聲",
     ),
 }
 _AGE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -115,8 +127,23 @@ _AGE_ALIASES: dict[str, tuple[str, ...]] = {
     "elderly": ("elderly", "old", "senior", "aged", "老年", "老人", "老年人"),
 }
 _EMPTY_MARKERS = {
-    "", "无", "没有", "無", "none", "null", "n/a", "na", "nan", "no", "nothing", "-", "—", "空",
-    "unknown", "不详", "未知",
+    "",
+    "无",
+    "没有",
+    "無",
+    "none",
+    "null",
+    "n/a",
+    "na",
+    "nan",
+    "no",
+    "nothing",
+    "-",
+    "—",
+    "空",
+    "unknown",
+    "不详",
+    "未知",
 }
 
 
@@ -160,10 +187,13 @@ def canonical_closed(field: str, value: object) -> str | None:
     # match whole words (so "female" is not also read as "male"), CJK ones any substring;
     # the longest alias found wins.
     words = re.findall(r"[a-z]+", unicodedata.normalize("NFKC", str(value)).lower())
-    phrases = {"".join(words[i: i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+    phrases = {"".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
     hits = sorted(
-        ((len(alias), canon) for alias, canon in table.items()
-         if len(alias) >= 2 and (alias in phrases if alias.isascii() else alias in key)),
+        (
+            (len(alias), canon)
+            for alias, canon in table.items()
+            if len(alias) >= 2 and (alias in phrases if alias.isascii() else alias in key)
+        ),
         reverse=True,
     )
     best = {canon for n, canon in hits if n == hits[0][0]} if hits else set()

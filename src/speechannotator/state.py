@@ -190,8 +190,9 @@ class StateStore:
 
     def set_status(self, rec: str, status: str, error: str = "") -> None:
         with self.transaction() as c:
-            c.execute("UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?",
-                      (status, error, time.time(), rec))
+            c.execute(
+                "UPDATE recordings SET status=?, error=?, updated=? WHERE rec=?", (status, error, time.time(), rec)
+            )
 
     def recordings(self) -> list[dict[str, Any]]:
         rows = self._query("SELECT rec, path, fingerprint, duration, status, error FROM recordings ORDER BY rec")
@@ -209,9 +210,7 @@ class StateStore:
 
     @staticmethod
     def mark_stage(c: sqlite3.Connection, rec: str, stage: str, info: dict[str, Any] | None = None) -> None:
-        c.execute(
-            "INSERT OR REPLACE INTO stages VALUES (?,?,?,?)", (rec, stage, time.time(), _dump(info or {}))
-        )
+        c.execute("INSERT OR REPLACE INTO stages VALUES (?,?,?,?)", (rec, stage, time.time(), _dump(info or {})))
 
     # -- label language -------------------------------------------------------------------
 
@@ -344,7 +343,8 @@ class StateStore:
         """Every human decision on a recording, oldest first."""
         try:
             rows = self._query(
-                "SELECT id, key, field, old, new, who, at, note FROM decisions WHERE rec=? ORDER BY id", (rec,))
+                "SELECT id, key, field, old, new, who, at, note FROM decisions WHERE rec=? ORDER BY id", (rec,)
+            )
         except sqlite3.OperationalError:  # a read-only state written before decisions existed
             return []
         return [Decision(i, k, f, json.loads(o), json.loads(n), w, a, note) for i, k, f, o, n, w, a, note in rows]

@@ -46,12 +46,29 @@ def config(**agents) -> Config:
     return load_config(overrides={"agents": agents} if agents else None)
 
 
-MALE = dict(gender__p_male=0.93, gender__label="male", pitch__median_hz=118.0, pitch__mean_hz=120.0,
-            pitch__std_semitones=2.0, pitch__final_slope_semitones=-2.0, pitch__voiced_ratio=0.6,
-            rate__units_per_s=4.6, pause__ratio=0.05, pause__count=0, pause__longest_s=0.0, voice__hnr_db=15.0,
-            emotion__arousal=0.1, emotion__valence_text=0.0, scene__music_prob=0.02, scene__dnsmos_bak=3.9,
-            scene__background="none", scene__noise_type="none", snr__db=32.0, events__laughter=0.05,
-            events__breath=0.1)
+MALE = dict(
+    gender__p_male=0.93,
+    gender__label="male",
+    pitch__median_hz=118.0,
+    pitch__mean_hz=120.0,
+    pitch__std_semitones=2.0,
+    pitch__final_slope_semitones=-2.0,
+    pitch__voiced_ratio=0.6,
+    rate__units_per_s=4.6,
+    pause__ratio=0.05,
+    pause__count=0,
+    pause__longest_s=0.0,
+    voice__hnr_db=15.0,
+    emotion__arousal=0.1,
+    emotion__valence_text=0.0,
+    scene__music_prob=0.02,
+    scene__dnsmos_bak=3.9,
+    scene__background="none",
+    scene__noise_type="none",
+    snr__db=32.0,
+    events__laughter=0.05,
+    events__breath=0.1,
+)
 
 
 def male(key: str, **over) -> list[Evidence]:
@@ -68,12 +85,29 @@ def dialogue() -> tuple[list[Segment], list[Evidence]]:
         seg(4, 9.2, 11.0, "A", "我们继续往前开。"),
     ]
     evs = male("seg_00000", pitch__median_hz=152.0, rate__units_per_s=6.4, emotion__arousal=1.3)
-    evs += ev("seg_00001", gender__p_male=0.08, gender__label="female", pitch__median_hz=262.0,
-              pitch__std_semitones=4.2, pitch__final_slope_semitones=2.5, rate__units_per_s=4.4,
-              emotion__arousal=0.2, scene__music_prob=0.02, scene__dnsmos_bak=3.9, snr__db=30.0)
+    evs += ev(
+        "seg_00001",
+        gender__p_male=0.08,
+        gender__label="female",
+        pitch__median_hz=262.0,
+        pitch__std_semitones=4.2,
+        pitch__final_slope_semitones=2.5,
+        rate__units_per_s=4.4,
+        emotion__arousal=0.2,
+        scene__music_prob=0.02,
+        scene__dnsmos_bak=3.9,
+        snr__db=30.0,
+    )
     evs += male("seg_00002", gender__p_male=0.20, gender__label="female", pitch__median_hz=132.0)
-    evs += male("seg_00003", rate__units_per_s=3.2, pause__count=1, pause__longest_s=0.9, pause__ratio=0.2,
-                events__long_pause=1, emotion__arousal=-0.9)
+    evs += male(
+        "seg_00003",
+        rate__units_per_s=3.2,
+        pause__count=1,
+        pause__longest_s=0.9,
+        pause__ratio=0.2,
+        events__long_pause=1,
+        emotion__arousal=-0.9,
+    )
     evs += male("seg_00004")
     return segs, evs
 

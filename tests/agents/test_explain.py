@@ -1,7 +1,7 @@
 import json
 
-from click.testing import CliRunner
 from agents_helpers import REC, config, dialogue, make_store, stage
+from click.testing import CliRunner
 from test_review_loop import CorruptingBackend
 
 from speechannotator import agents

@@ -15,9 +15,9 @@ import time
 import pytest
 
 from speechannotator.agents.backend import ComposeTask, LabelTask, ReviewTask
-from speechannotator.llm_client import LOCAL_DUMMY_KEY
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.config import EndpointConfig
+from speechannotator.llm_client import LOCAL_DUMMY_KEY
 from speechannotator.records import Evidence, Prediction, Segment
 from speechannotator.schema import LABELED_FIELDS
 from speechannotator.servers.httpkit import Reply, ScriptedServer, chat_reply, error_reply
@@ -48,8 +48,16 @@ def requested_fields(body: dict) -> list[str]:
 
 def answer(fields: list[str], values: dict[str, str] | None = None) -> str:
     values = values or {}
-    return json.dumps({f: {"value": values.get(f, "female" if f == "gender" else "calm"), "confidence": 70,
-                           "evidence": ["pitch.mean_hz"]} for f in fields})
+    return json.dumps(
+        {
+            f: {
+                "value": values.get(f, "female" if f == "gender" else "calm"),
+                "confidence": 70,
+                "evidence": ["pitch.mean_hz"],
+            }
+            for f in fields
+        }
+    )
 
 
 def assert_all_failed(preds: dict[str, Prediction], fields: list[str], fragment: str) -> None:
@@ -165,10 +173,14 @@ def test_review_failure_accepts_with_reason_and_compose_uses_fallback():
     with ScriptedServer(lambda b, i: error_reply(500, "down")) as srv:
         backend = OpenAIBackend(endpoint(srv.url, max_retries=1), options=OPTS, fallback=RulesLike())
         preds = {"gender": Prediction("seg_00001", "gender", "male", 0.8, [])}
-        verdicts = backend.review(ReviewTask(segment=seg(), predictions=preds, contracts={}, evidence={},
-                                             context={}, label_language="en", round=1))
-        composed = backend.compose(ComposeTask(segment=seg(), values={"gender": "male"}, evidence={}, context={},
-                                               label_language="en"))
+        verdicts = backend.review(
+            ReviewTask(
+                segment=seg(), predictions=preds, contracts={}, evidence={}, context={}, label_language="en", round=1
+            )
+        )
+        composed = backend.compose(
+            ComposeTask(segment=seg(), values={"gender": "male"}, evidence={}, context={}, label_language="en")
+        )
     v = verdicts["gender"]
     assert v.accepted and v.round == 1 and v.reason.startswith("review unavailable: http: HTTP 500")
     assert backend.stats.review_unavailable == 1
@@ -198,9 +210,16 @@ def test_server_killed_mid_run(llama_server):
         assert_all_failed(outcome["preds"], list(LABELED_FIELDS), "connection")
         later = backend.label(task(["gender"], key="seg_00002"))
         assert_all_failed(later, ["gender"], "connection")
-        verdicts = backend.review(ReviewTask(
-            segment=seg(), predictions={"gender": Prediction("seg_00001", "gender", "male", 0.8, [])},
-            contracts={}, evidence={}, context={}, label_language="en"))
+        verdicts = backend.review(
+            ReviewTask(
+                segment=seg(),
+                predictions={"gender": Prediction("seg_00001", "gender", "male", 0.8, [])},
+                contracts={},
+                evidence={},
+                context={},
+                label_language="en",
+            )
+        )
         assert verdicts["gender"].accepted and verdicts["gender"].reason.startswith("review unavailable")
         assert backend.stats.label_calls == 2 and backend.stats.failed_fields == len(LABELED_FIELDS) + 1
     finally:

@@ -46,8 +46,12 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
     trails = store.predictions(REC, all_rounds=True)
     verdicts = store.verdicts(REC)
     flagged = {kf for kf, vs in verdicts.items() if not vs[0].accepted}
-    assert flagged == {("seg_00004", "background_sound"), ("seg_00003", "emotion"),
-                       ("seg_00002", "gender"), ("seg_00002", "pitch")}
+    assert flagged == {
+        ("seg_00004", "background_sound"),
+        ("seg_00003", "emotion"),
+        ("seg_00002", "gender"),
+        ("seg_00002", "pitch"),
+    }
     for kf, trail in trails.items():
         if kf in flagged:
             assert [p.round for p in trail] == [0, 1]
@@ -63,8 +67,11 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
     assert trails[("seg_00002", "pitch")][0].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "female")])
     # the relabel only asked for the flagged fields, with the request
     relabels = [c for c in backend.calls if c[2] == 1]
-    assert sorted(relabels) == [("seg_00002", ("gender", "pitch"), 1), ("seg_00003", ("emotion",), 1),
-                                ("seg_00004", ("background_sound",), 1)]
+    assert sorted(relabels) == [
+        ("seg_00002", ("gender", "pitch"), 1),
+        ("seg_00003", ("emotion",), 1),
+        ("seg_00004", ("background_sound",), 1),
+    ]
     assert "建议" in latest[("seg_00004", "background_sound")].rationale
     info = store.stage_info(REC, "review")
     assert info["flagged"] == [4, 0] and info["unresolved"] == 0

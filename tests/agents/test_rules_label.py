@@ -3,11 +3,11 @@
 from agents_helpers import REC, config, ev, make_store, male, seg, stage
 
 from speechannotator import agents
+from speechannotator.agents.labeling import build_task
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
-from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.agents.rules.review import parse_level
-from speechannotator.agents.labeling import build_task
+from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.records import Evidence
 
 
@@ -21,8 +21,13 @@ def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
 
 def test_high_pitch_female_and_low_pitch_male(tmp_path):
     segs = [seg(0, 0, 2, "F", "今天天气真好。"), seg(1, 2.2, 4, "M", "是的。")]
-    evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=300.0, pitch__std_semitones=1.0,
-             pitch__final_slope_semitones=-2.0)
+    evs = ev(
+        "seg_00000",
+        gender__p_male=0.05,
+        pitch__median_hz=300.0,
+        pitch__std_semitones=1.0,
+        pitch__final_slope_semitones=-2.0,
+    )
     evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=80.0, pitch__std_semitones=1.0)
     _, p = _label(tmp_path, segs, evs)
     assert p[("seg_00000", "gender")].value == "女声" and p[("seg_00001", "gender")].value == "男声"
@@ -46,8 +51,11 @@ def test_same_f0_reads_differently_per_gender(tmp_path):
 
 
 def test_rate_bins_per_language(tmp_path):
-    segs = [seg(0, 0, 2, "A", "我们马上出发吧。"), seg(1, 2.2, 4, "B", "We leave now.", language="en"),
-            seg(2, 4.2, 6, "C", "慢慢说。")]
+    segs = [
+        seg(0, 0, 2, "A", "我们马上出发吧。"),
+        seg(1, 2.2, 4, "B", "We leave now.", language="en"),
+        seg(2, 4.2, 6, "C", "慢慢说。"),
+    ]
     evs = ev("seg_00000", rate__units_per_s=6.5) + ev("seg_00001", rate__units_per_s=6.5)
     evs += ev("seg_00002", rate__units_per_s=2.0)
     _, p = _label(tmp_path, segs, evs)
@@ -138,9 +146,16 @@ def test_revision_request_suggestion_is_applied(tmp_path):
     segs = [seg(0, 0, 2, "A", "好的。")]
     store = make_store(tmp_path, segs, male("seg_00000"))
     agents.plan(stage(store, config(), lang="zh"))
-    task = build_task(segs[0], ["gender", "background_sound"], store.contracts(REC), segs, store.evidence(REC), "zh",
-                      requests={"gender": "与该说话人不一致。（建议：女声）", "background_sound": "无声学支持（建议：无）"},
-                      round=1)
+    task = build_task(
+        segs[0],
+        ["gender", "background_sound"],
+        store.contracts(REC),
+        segs,
+        store.evidence(REC),
+        "zh",
+        requests={"gender": "与该说话人不一致。（建议：女声）", "background_sound": "无声学支持（建议：无）"},
+        round=1,
+    )
     out = RulesBackend().label(task)
     assert out["gender"].value == "女声" and out["gender"].round == 1 and "建议" in out["gender"].rationale
     assert out["background_sound"].value == "无"

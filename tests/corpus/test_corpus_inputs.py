@@ -67,10 +67,26 @@ def test_jsonl_and_csv_manifests(tmp_path):
     with (tmp_path / "m.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["audio_filepath", "id", "duration", "language", "num_speakers", "timeline"])
         w.writeheader()
-        w.writerow({"audio_filepath": "audio/a/x.wav", "id": "one", "duration": "", "language": "zh",
-                    "num_speakers": "2", "timeline": ""})
-        w.writerow({"audio_filepath": "audio/b/y.flac", "id": "", "duration": "", "language": "",
-                    "num_speakers": "", "timeline": "tl.json"})
+        w.writerow(
+            {
+                "audio_filepath": "audio/a/x.wav",
+                "id": "one",
+                "duration": "",
+                "language": "zh",
+                "num_speakers": "2",
+                "timeline": "",
+            }
+        )
+        w.writerow(
+            {
+                "audio_filepath": "audio/b/y.flac",
+                "id": "",
+                "duration": "",
+                "language": "",
+                "num_speakers": "",
+                "timeline": "tl.json",
+            }
+        )
     corpus = read_corpus([tmp_path / "m.csv"])
     assert corpus.errors == []
     two, one = corpus.items  # sorted by id
@@ -83,7 +99,8 @@ def test_lhotse_recordings_and_cuts(tmp_path):
 
     files = tree_corpus(tmp_path / "audio", 2)
     recs = RecordingSet.from_recordings(
-        Recording.from_file(p, recording_id=f"rec-{i}") for i, p in enumerate(files.values()))
+        Recording.from_file(p, recording_id=f"rec-{i}") for i, p in enumerate(files.values())
+    )
     recs.to_file(tmp_path / "recordings.jsonl.gz")
     corpus = read_corpus([tmp_path / "recordings.jsonl.gz"])
     assert [i.id for i in corpus.items] == ["rec-0", "rec-1"] and corpus.errors == []
@@ -99,7 +116,7 @@ def test_lhotse_recordings_and_cuts(tmp_path):
     audio = load_item_audio(by_id["part"])
     full = load_audio(by_id["part"].path).samples
     assert len(audio.samples) == int(1.5 * SR)
-    np.testing.assert_allclose(audio.samples, full[int(0.5 * SR): int(2.0 * SR)], atol=1e-4)
+    np.testing.assert_allclose(audio.samples, full[int(0.5 * SR) : int(2.0 * SR)], atol=1e-4)
 
 
 def test_hf_datasets_folder_with_an_audio_column(tmp_path):

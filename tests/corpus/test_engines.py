@@ -72,8 +72,21 @@ def test_kill_9_and_rerun_loses_nothing_and_does_nothing_twice(ray_runtime, kill
     manifest, settings, ref = kill_corpus
 
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "speechannotator.cli", "annotate", str(manifest), "-o", str(out), "-q", "--no-print",
-           "--config", str(settings), "--engine", engine]
+    cmd = [
+        sys.executable,
+        "-m",
+        "speechannotator.cli",
+        "annotate",
+        str(manifest),
+        "-o",
+        str(out),
+        "-q",
+        "--no-print",
+        "--config",
+        str(settings),
+        "--engine",
+        engine,
+    ]
     if engine == "ray":
         cmd += ["--ray-address", ray_runtime, "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -15,8 +15,23 @@ from speechannotator.engine import annotate_corpus
 from speechannotator.export import EXPORT_FORMATS, ExportFilter, corpus_view, export_corpus
 from synth import SR
 
-ATTRIBUTES = ("caption", "contextual_inference", "gender", "age", "accent", "pitch", "speed", "rhythm", "tone",
-              "texture", "pronunciation", "emotion", "paralinguistic", "background_sound", "environment")
+ATTRIBUTES = (
+    "caption",
+    "contextual_inference",
+    "gender",
+    "age",
+    "accent",
+    "pitch",
+    "speed",
+    "rhythm",
+    "tone",
+    "texture",
+    "pronunciation",
+    "emotion",
+    "paralinguistic",
+    "background_sound",
+    "environment",
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +47,14 @@ def annotated(tmp_path_factory):
     tl = root / first["timeline"]
     seg = json.loads(tl.read_text())[0]
     mid = round((seg["start_time"] + seg["end_time"]) / 2, 2)
-    tl.write_text(json.dumps([{**seg, "end_time": mid, "words": "Hello there,"},
-                              {**seg, "speaker": "B", "start_time": mid,
-                               "words": "this is the first short recording."}]))
+    tl.write_text(
+        json.dumps(
+            [
+                {**seg, "end_time": mid, "words": "Hello there,"},
+                {**seg, "speaker": "B", "start_time": mid, "words": "this is the first short recording."},
+            ]
+        )
+    )
     # A cut out of a 48 kHz stereo file (source rate exports keep 48 kHz).
     import soxr
 
@@ -51,7 +71,7 @@ def annotated(tmp_path_factory):
     tls = root / "tls"
     (tls / "cut").mkdir(parents=True)
     (tls / "row").mkdir()
-    write_timeline(tls / "cut" / "one.seglst.json", "cut/one", x[int(0.2 * SR): int(3.2 * SR)], "a reader")
+    write_timeline(tls / "cut" / "one.seglst.json", "cut/one", x[int(0.2 * SR) : int(3.2 * SR)], "a reader")
     write_timeline(tls / "row" / "0.seglst.json", "row/0", y, "another reader")
     out = root / "out"
     cfg = load_config(overrides={"agents": {"priors": False}})
@@ -96,7 +116,7 @@ def test_clips_cut_each_segment_at_the_asked_rate(annotated, tmp_path, rate):
     src, _ = sf.read(annotated.parent / "long48k.wav", dtype="float32")
     if rate == "source":
         a = int(round((0.2 + cut_meta["start"]) * sr))
-        np.testing.assert_allclose(clip, src.mean(axis=1)[a:a + len(clip)], atol=1e-4)
+        np.testing.assert_allclose(clip, src.mean(axis=1)[a : a + len(clip)], atol=1e-4)
 
 
 def test_lhotse_loads_recordings_and_supervisions(annotated, tmp_path):
@@ -197,12 +217,26 @@ def test_every_format_is_exported_by_the_cli(annotated, tmp_path):
     from speechannotator.cli import main
 
     for fmt in EXPORT_FORMATS:
-        res = CliRunner().invoke(main, ["export", str(annotated), "--to", fmt, "-o", str(tmp_path / fmt),
-                                        "--min-duration", "0.5", "--min-confidence", "gender=0"])
+        res = CliRunner().invoke(
+            main,
+            [
+                "export",
+                str(annotated),
+                "--to",
+                fmt,
+                "-o",
+                str(tmp_path / fmt),
+                "--min-duration",
+                "0.5",
+                "--min-confidence",
+                "gender=0",
+            ],
+        )
         assert res.exit_code == 0, (fmt, res.output)
         assert (tmp_path / fmt).exists()
-    bad = CliRunner().invoke(main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "x"),
-                                    "--min-confidence", "gender"])
+    bad = CliRunner().invoke(
+        main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "x"), "--min-confidence", "gender"]
+    )
     assert bad.exit_code != 0 and "FIELD=VALUE" in bad.output
 
 
@@ -213,8 +247,22 @@ def test_annotate_export_flag_writes_the_export_after_the_run(tmp_path):
 
     manifest = timeline_manifest(tmp_path / "c", 2)
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["annotate", str(manifest), "-o", str(out), "-q", "--no-print", "--no-priors",
-                                    "--export", "jsonl", "--export", "rttm"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "annotate",
+            str(manifest),
+            "-o",
+            str(out),
+            "-q",
+            "--no-print",
+            "--no-priors",
+            "--export",
+            "jsonl",
+            "--export",
+            "rttm",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in (out / "exports" / "jsonl" / "segments.jsonl").read_text().splitlines()]
     assert [r["recording"] for r in rows] == ["audio/a/x", "audio/b/x"]

@@ -21,8 +21,11 @@ def test_bar_shows_audio_hours_throughput_and_eta(monkeypatch):
 
 def test_summary_lists_done_skipped_failed_and_hours(tmp_path):
     s = CorpusSummary(engine="local")
-    for r in (ItemResult(id="b", status="done", duration=1800.0), ItemResult(id="a", status="skipped", duration=1800.0),
-              ItemResult(id="c", status="failed", error="file does not exist")):
+    for r in (
+        ItemResult(id="b", status="done", duration=1800.0),
+        ItemResult(id="a", status="skipped", duration=1800.0),
+        ItemResult(id="c", status="failed", error="file does not exist"),
+    ):
         s.add(r)
     s.wall_time_s = 360.0
     data = json.loads(s.write(tmp_path).read_text())

@@ -36,8 +36,15 @@ def use_encoder():
 
 def record(start: int, end: int, speaker: str = "spk_01", text: str = "x", **fields) -> dict:
     """A full output-format record; unspecified fields are blank (not annotated)."""
-    base = {k: "" for k in OUTPUT_KEYS}
-    base.update(speaker_id=speaker, speaker_name="Speaker1_young adult", text=text, text_and_paralanguage=text,
-                start_time=start, end_time=end, language="en")
+    base = dict.fromkeys(OUTPUT_KEYS, "")
+    base.update(
+        speaker_id=speaker,
+        speaker_name="Speaker1_young adult",
+        text=text,
+        text_and_paralanguage=text,
+        start_time=start,
+        end_time=end,
+        language="en",
+    )
     base.update(fields)
     return base

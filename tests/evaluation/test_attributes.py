@@ -14,10 +14,16 @@ from .conftest import record
 
 
 def test_closed_fields_canonicalize_aliases_case_and_markers(char_bag):
-    ref = [record(0, 1000, gender="男声", age="中年"), record(1000, 2000, gender="female", age="青年"),
-           record(2000, 3000, gender="Male", age="elderly")]
-    hyp = [record(0, 1000, gender="M", age="middle-aged"), record(1000, 2000, gender="女声。", age="purple"),
-           record(2000, 3000, gender="", age="老年人")]
+    ref = [
+        record(0, 1000, gender="男声", age="中年"),
+        record(1000, 2000, gender="female", age="青年"),
+        record(2000, 3000, gender="Male", age="elderly"),
+    ]
+    hyp = [
+        record(0, 1000, gender="M", age="middle-aged"),
+        record(1000, 2000, gender="女声。", age="purple"),
+        record(2000, 3000, gender="", age="老年人"),
+    ]
     s = score_attributes(ref, hyp, char_bag)
     means = s.field_means()
     assert means["gender"] == pytest.approx(100 * 2 / 3)  # blank prediction scores 0
@@ -51,8 +57,16 @@ def test_unmatched_and_missing_recordings_stay_in_the_denominator(char_bag):
 
 
 def test_matching_prefers_exact_then_overlap():
-    ref = [{"start_time": 0, "end_time": 1000}, {"start_time": 1000, "end_time": 2000}, {"start_time": 3000, "end_time": 4000}]
-    hyp = [{"start_time": 1000, "end_time": 2000}, {"start_time": 50, "end_time": 950}, {"start_time": 3600, "end_time": 4600}]
+    ref = [
+        {"start_time": 0, "end_time": 1000},
+        {"start_time": 1000, "end_time": 2000},
+        {"start_time": 3000, "end_time": 4000},
+    ]
+    hyp = [
+        {"start_time": 1000, "end_time": 2000},
+        {"start_time": 50, "end_time": 950},
+        {"start_time": 3600, "end_time": 4600},
+    ]
     assert match_segments(ref, hyp) == [1, 0, None]  # the last overlaps only 40 % (IoU 0.25)
 
 
@@ -74,11 +88,19 @@ def test_use_encoder_ranks_paraphrase_above_unrelated(use_encoder):
 
 
 def test_cli_attributes_json(tmp_path):
-    ref = [record(0, 1000, gender="男声", age="青年", pitch="音高偏高"), record(1000, 2500, gender="女声", age="中年", pitch="无")]
-    hyp = [record(0, 1000, gender="male", age="young adult", pitch="音高偏高"), record(1000, 2500, gender="男", age="中年", pitch="none")]
+    ref = [
+        record(0, 1000, gender="男声", age="青年", pitch="音高偏高"),
+        record(1000, 2500, gender="女声", age="中年", pitch="无"),
+    ]
+    hyp = [
+        record(0, 1000, gender="male", age="young adult", pitch="音高偏高"),
+        record(1000, 2500, gender="男", age="中年", pitch="none"),
+    ]
     (tmp_path / "r.json").write_text(json.dumps(ref, ensure_ascii=False), encoding="utf-8")
     (tmp_path / "h.json").write_text(json.dumps(hyp, ensure_ascii=False), encoding="utf-8")
-    res = CliRunner().invoke(eval_group, ["attributes", "--ref", str(tmp_path / "r.json"), "--hyp", str(tmp_path / "h.json"), "--json"])
+    res = CliRunner().invoke(
+        eval_group, ["attributes", "--ref", str(tmp_path / "r.json"), "--hyp", str(tmp_path / "h.json"), "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["fields"]["gender"] == 50.0 and out["fields"]["age"] == 100.0 and out["fields"]["pitch"] == 100.0

@@ -35,8 +35,13 @@ def test_baseline_run_completes_and_is_scored(llama_server, tmp_path, char_bag):
     sf.write(bench / "c1.flac", noise, 16000)
     # The shared session server (tests/conftest.py): one thread, no spin-waiting on busy cores.
     ann = BaselineAnnotator(llama_server.url, "smollm2", max_field_chars=12, timeout_s=500)
-    runner = BenchRunner(bench, tmp_path / "out", encoder=char_bag, annotate=ann,
-                         settings=BenchSettings(runs=1, fixed_timeline_only=True, system_name="smollm2"))
+    runner = BenchRunner(
+        bench,
+        tmp_path / "out",
+        encoder=char_bag,
+        annotate=ann,
+        settings=BenchSettings(runs=1, fixed_timeline_only=True, system_name="smollm2"),
+    )
     results, files = runner.run()
     (log,) = ann.logs
     assert log.audio_fallback and not log.audio_sent  # the server refused audio, recorded

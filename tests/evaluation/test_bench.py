@@ -16,12 +16,16 @@ from speechannotator.evaluation.cli import bench_group
 from .conftest import record
 
 CASES = {
-    "c1": [record(0, 2000, "spk_01", "hello there my friend", gender="male", pitch="low pitch", speed="slow"),
-           record(2500, 4000, "spk_02", "good morning to you", gender="female", pitch="high pitch", speed="fast"),
-           record(4500, 6000, "spk_01", "how are you today", gender="male", pitch="low pitch", speed="slow"),
-           record(6500, 8000, "spk_02", "very well thank you", gender="female", pitch="high pitch", speed="fast")],
-    "c2": [record(0, 3000, "spk_01", "one two three four", gender="female", pitch="mid pitch", speed="moderate"),
-           record(3500, 5000, "spk_01", "five six seven eight", gender="female", pitch="mid pitch", speed="moderate")],
+    "c1": [
+        record(0, 2000, "spk_01", "hello there my friend", gender="male", pitch="low pitch", speed="slow"),
+        record(2500, 4000, "spk_02", "good morning to you", gender="female", pitch="high pitch", speed="fast"),
+        record(4500, 6000, "spk_01", "how are you today", gender="male", pitch="low pitch", speed="slow"),
+        record(6500, 8000, "spk_02", "very well thank you", gender="female", pitch="high pitch", speed="fast"),
+    ],
+    "c2": [
+        record(0, 3000, "spk_01", "one two three four", gender="female", pitch="mid pitch", speed="moderate"),
+        record(3500, 5000, "spk_01", "five six seven eight", gender="female", pitch="mid pitch", speed="moderate"),
+    ],
 }
 FLIP = {"male": "female", "female": "male"}
 
@@ -65,8 +69,13 @@ class CorruptingAnnotator:
 
 def test_runner_tables_statistics_and_ablations(bench, tmp_path, char_bag):
     ann = CorruptingAnnotator()
-    runner = BenchRunner(bench, tmp_path / "out", encoder=char_bag, annotate=ann,
-                         settings=BenchSettings(runs=3, ablations=("no_review", "no_context")))
+    runner = BenchRunner(
+        bench,
+        tmp_path / "out",
+        encoder=char_bag,
+        annotate=ann,
+        settings=BenchSettings(runs=3, ablations=("no_review", "no_context")),
+    )
     results, files = runner.run()
     byname = {v.name: v for v in results}
     full, noloop, noctx = byname["SpeechAnnotator"], byname["w/o Loop"], byname["w/o Context"]
@@ -102,8 +111,9 @@ def test_cli_fixed_timeline_only(bench, tmp_path, monkeypatch):
 
     ann = CorruptingAnnotator()
     monkeypatch.setattr(bench_mod, "_default_annotate", lambda: ann)
-    res = CliRunner().invoke(bench_group, ["run", str(bench), "--runs", "2", "--fixed-timeline",
-                                           "--no-priors", "--out", str(tmp_path / "o")])
+    res = CliRunner().invoke(
+        bench_group, ["run", str(bench), "--runs", "2", "--fixed-timeline", "--no-priors", "--out", str(tmp_path / "o")]
+    )
     assert res.exit_code == 0, res.output
     assert all(fixed for *_, fixed in ann.calls) and len(ann.calls) == 2 * 2 * 2
     assert "Table 1" not in res.output and "w/o Priors" in res.output

@@ -47,8 +47,7 @@ def test_reference_copy_scores_perfectly(tmp_path, char_bag):
     def oracle(path, *, out_dir, config, timeline=None):
         return json.loads((BENCH / f"{Path(path).stem}.json").read_text(encoding="utf-8"))
 
-    results, _ = BenchRunner(BENCH, tmp_path, encoder=char_bag, annotate=oracle,
-                             settings=BenchSettings(runs=1)).run()
+    results, _ = BenchRunner(BENCH, tmp_path, encoder=char_bag, annotate=oracle, settings=BenchSettings(runs=1)).run()
     (v,) = results
     assert v.timeline == [{"wer": 0.0, "cpwer": 0.0, "tcpwer": 0.0}]
     means = v.attributes[0]["fields"]

@@ -40,18 +40,26 @@ def _tiny_transformers_model(folder):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaModel, PreTrainedTokenizerFast
 
-    words = "the speaker talks fast quickly slow heavy rain on a tin roof".split()
+    words = ["the", "speaker", "talks", "fast", "quickly", "slow", "heavy", "rain", "on", "a", "tin", "roof"]
     vocab = {"<unk>": 0, "<pad>": 1, "<s>": 2, "</s>": 3, **{w: i + 4 for i, w in enumerate(words)}}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>",
-                                   bos_token="<s>", eos_token="</s>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
     fast.save_pretrained(folder)
     import torch
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     LlamaModel(cfg).save_pretrained(folder)
 
 

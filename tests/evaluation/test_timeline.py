@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from speechannotator.evaluation.cli import eval_group
-from speechannotator.evaluation.io import EvalInputError, TimelineSegment as T, load_timeline, write_seglst
+from speechannotator.evaluation.io import EvalInputError, load_timeline, write_seglst
+from speechannotator.evaluation.io import TimelineSegment as T
 from speechannotator.evaluation.timeline import score_timeline
 from speechannotator.evaluation.tokenize import char_tokens, word_tokens
 
@@ -67,8 +68,12 @@ def test_insertions_and_empty_hypothesis():
 
 
 def test_unknown_extra_speaker_is_a_false_alarm():
-    hyp = [T("x", D(0), D(4), "今天天气很好"), T("y", D(5), D(8), "是的很好"), T("x", D(9), D(12), "我们出去吧"),
-           T("z", D(13), D(14), "谢谢")]
+    hyp = [
+        T("x", D(0), D(4), "今天天气很好"),
+        T("y", D(5), D(8), "是的很好"),
+        T("x", D(9), D(12), "我们出去吧"),
+        T("z", D(13), D(14), "谢谢"),
+    ]
     s = score_timeline(REF, hyp)
     r = s.rates()
     assert r["cer"] == r["cpcer"] == r["tcpcer"] == pytest.approx(100 * 2 / 15)
@@ -83,8 +88,10 @@ def test_word_unit_for_space_delimited_text():
 
 
 def _write_output_json(path: Path, segs: list[T]) -> None:
-    items = [{"speaker_id": s.speaker, "text": s.text, "start_time": int(s.start * 1000),
-              "end_time": int(s.end * 1000)} for s in segs]
+    items = [
+        {"speaker_id": s.speaker, "text": s.text, "start_time": int(s.start * 1000), "end_time": int(s.end * 1000)}
+        for s in segs
+    ]
     path.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
 
 
@@ -102,14 +109,20 @@ def test_loaders_agree_across_formats(tmp_path):
 
 def _hyp_sessions():
     # Two recordings: permutation + shift + insertion + an extra speaker + a deletion.
-    rec1 = [T("h1", D(0), D(4), "今天天气很好"), T("h1", D(5.5), D(8), "是的很"),
-            T("h2", D(9.5), D(12), "我们出去吧啊"), T("h3", D(20), D(21), "好")]
+    rec1 = [
+        T("h1", D(0), D(4), "今天天气很好"),
+        T("h1", D(5.5), D(8), "是的很"),
+        T("h2", D(9.5), D(12), "我们出去吧啊"),
+        T("h3", D(20), D(21), "好"),
+    ]
     rec2 = [T("h1", D(40), D(44), "今天天气"), T("h2", D(5), D(8), "是的很好"), T("h2", D(9), D(12), "我们出去")]
     return {"rec1": rec1, "rec2": rec2}
 
 
-@pytest.mark.skipif(shutil.which("meeteval-wer") is None and not Path(sys.executable).with_name("meeteval-wer").exists(),
-                    reason="meeteval CLI not installed")
+@pytest.mark.skipif(
+    shutil.which("meeteval-wer") is None and not Path(sys.executable).with_name("meeteval-wer").exists(),
+    reason="meeteval CLI not installed",
+)
 def test_cli_agrees_with_meeteval_cli(tmp_path):
     ref_dir, hyp_dir = tmp_path / "ref", tmp_path / "hyp"
     ref_dir.mkdir()
@@ -127,8 +140,9 @@ def test_cli_agrees_with_meeteval_cli(tmp_path):
     exe = shutil.which("meeteval-wer") or str(Path(sys.executable).with_name("meeteval-wer"))
     theirs = {}
     for metric, extra in (("cpwer", []), ("tcpwer", ["--collar", "5"])):
-        subprocess.run([exe, metric, "-r", "r.json", "-h", "h.json", *extra], cwd=tmp_path, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [exe, metric, "-r", "r.json", "-h", "h.json", *extra], cwd=tmp_path, check=True, capture_output=True
+        )
         theirs[metric] = json.loads((tmp_path / f"h_{metric}.json").read_text())
         theirs[metric + "_reco"] = json.loads((tmp_path / f"h_{metric}_per_reco.json").read_text())
     assert ours["cpcer"] == pytest.approx(100 * theirs["cpwer"]["error_rate"], abs=1e-9)
@@ -145,6 +159,7 @@ def test_fast_engine_matches_meeteval_on_random_cases():
     rng = random.Random(7)
     alphabet = "天地人你我他好的是不"
     for _ in range(25):
+
         def segs(speakers, n):
             out, t = [], 0
             for _ in range(n):
@@ -153,6 +168,7 @@ def test_fast_engine_matches_meeteval_on_random_cases():
                 out.append(T(rng.choice(speakers), D(t), D(t + dur), text))
                 t += rng.randint(0, 3)  # overlaps and equal start times happen
             return out
+
         ref = segs(["A", "B", "C"][: rng.randint(1, 3)], rng.randint(1, 8))
         hyp = segs(["x", "y", "z", "w"][: rng.randint(1, 4)], rng.randint(1, 8))
         fast, slow = score_timeline(ref, hyp, engine="fast"), score_timeline(ref, hyp, engine="meeteval")

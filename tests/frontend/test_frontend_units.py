@@ -70,7 +70,9 @@ def test_reference_formats(tmp_path):
     ]
     (tmp_path / "o.json").write_text(json.dumps(out))
     (tmp_path / "s.json").write_text(json.dumps(seglst))
-    (tmp_path / "r.rttm").write_text("SPEAKER a 1 0.50 1.25 hi_there <NA> x <NA> <NA>\nSPEAKER a 1 2.0 1.0 <NA> <NA> y <NA> <NA>\n")
+    (tmp_path / "r.rttm").write_text(
+        "SPEAKER a 1 0.50 1.25 hi_there <NA> x <NA> <NA>\nSPEAKER a 1 2.0 1.0 <NA> <NA> y <NA> <NA>\n"
+    )
     s = load_reference_timeline(tmp_path / "o.json", "o")
     assert (s[0].start, s[0].end, s[0].speaker, s[0].text, s[0].source) == (1.0, 2.5, "spk_01", "你好", "reference")
     s = load_reference_timeline(tmp_path / "s.json", "a")

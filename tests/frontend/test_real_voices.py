@@ -54,7 +54,7 @@ class _ScriptedAsr:
         words = []
         vals = np.round(clip * 100).astype(int)
         for i in range(0, len(clip), SR):
-            v = int(vals[i: i + SR].max())
+            v = int(vals[i : i + SR].max())
             if v > 0:
                 words.append(RawWord(f" {lang}{v - 1}", i / SR + 0.1, i / SR + 0.9, 0.9))
         return Decoded(lang, 0.9, [Piece(0.0, len(clip) / SR, "".join(w.text for w in words), words, -0.2, 1.2, 0.05)])
@@ -129,7 +129,9 @@ def test_rerun_is_byte_identical_and_segments_bounded(telephone_pair):
 
     x = telephone_pair.samples[: 12 * SR]
     cfg = Config(max_segment_s=6.0)
-    runs = [json.dumps([s.to_json() for s in recover_timeline(x, SR, cfg).segments], ensure_ascii=False) for _ in range(2)]
+    runs = [
+        json.dumps([s.to_json() for s in recover_timeline(x, SR, cfg).segments], ensure_ascii=False) for _ in range(2)
+    ]
     assert runs[0] == runs[1]
     segs = json.loads(runs[0])
     assert segs and all(s["end"] - s["start"] <= 6.0 + 1e-6 for s in segs)

@@ -27,7 +27,10 @@ def conv3(tmp_path_factory):
 
 
 def _rttm(rows, stem):
-    return "".join(f"SPEAKER {stem} 1 {a:.3f} {b - a:.3f} {text.replace(' ', '_')} <NA> {spk} <NA> <NA>\n" for a, b, spk, text in rows)
+    return "".join(
+        f"SPEAKER {stem} 1 {a:.3f} {b - a:.3f} {text.replace(' ', '_')} <NA> {spk} <NA> <NA>\n"
+        for a, b, spk, text in rows
+    )
 
 
 @pytest.mark.parametrize("fmt", ["json", "seglst", "rttm"])
@@ -38,12 +41,31 @@ def test_fixed_timeline_replaces_diarization_and_asr(conv3, tmp_path, fmt):
         ref = audio.with_suffix(".json")
     elif fmt == "seglst":
         ref = tmp_path / "talk.seglst.json"
-        ref.write_text(json.dumps(reference_seglst(conv, "talk") + [{"session_id": "other", "speaker": "z", "start_time": 0.0, "end_time": 1.0, "words": "not this one"}]))
+        ref.write_text(
+            json.dumps(
+                reference_seglst(conv, "talk")
+                + [{"session_id": "other", "speaker": "z", "start_time": 0.0, "end_time": 1.0, "words": "not this one"}]
+            )
+        )
     else:
         ref = tmp_path / "talk.rttm"
         ref.write_text(_rttm(rows, "talk"))
     out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["annotate", str(audio), "-o", str(out), "--timeline", str(ref), "--no-priors", "--no-review", "-q", "--no-print"])
+    res = CliRunner().invoke(
+        main,
+        [
+            "annotate",
+            str(audio),
+            "-o",
+            str(out),
+            "--timeline",
+            str(ref),
+            "--no-priors",
+            "--no-review",
+            "-q",
+            "--no-print",
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads((out / "talk.json").read_text())
     assert len(data) == len(rows)
@@ -60,13 +82,17 @@ def test_fixed_timeline_errors_are_one_line(conv3, tmp_path):
     _, audio = conv3
     late = tmp_path / "late.rttm"
     late.write_text("SPEAKER talk 1 500.0 2.0 hello <NA> a <NA> <NA>\n")
-    res = CliRunner().invoke(main, ["annotate", str(audio), "-o", str(tmp_path / "o1"), "--timeline", str(late), "-q", "--no-print"])
+    res = CliRunner().invoke(
+        main, ["annotate", str(audio), "-o", str(tmp_path / "o1"), "--timeline", str(late), "-q", "--no-print"]
+    )
     assert res.exit_code == 1
     err = [line for line in res.output.splitlines() if line.startswith("speechannotator: error")]
     assert len(err) == 1 and "starting after the audio ends" in err[0]
     bad = tmp_path / "bad.rttm"
     bad.write_text("SPEAKER talk 1 0.5\n")
-    res = CliRunner().invoke(main, ["annotate", str(audio), "-o", str(tmp_path / "o2"), "--timeline", str(bad), "-q", "--no-print"])
+    res = CliRunner().invoke(
+        main, ["annotate", str(audio), "-o", str(tmp_path / "o2"), "--timeline", str(bad), "-q", "--no-print"]
+    )
     assert res.exit_code == 1 and "expected at least 8" in res.output
 
 
@@ -80,7 +106,9 @@ def test_three_speakers_counted_and_bounds_respected(conv3):
     mapping = {}
     for u in conv.utterances:
         mid = (u.start + u.end) / 2
-        turn = min(free.turns, key=lambda t: 0 if t.start <= mid <= t.end else min(abs(mid - t.start), abs(mid - t.end)))
+        turn = min(
+            free.turns, key=lambda t: 0 if t.start <= mid <= t.end else min(abs(mid - t.start), abs(mid - t.end))
+        )
         assert mapping.setdefault(u.speaker, turn.speaker) == turn.speaker
     assert diarize(x, SR, regions, DiarizationConfig(max_speakers=2)).num_speakers == 2
     assert diarize(x, SR, regions, DiarizationConfig(num_speakers=4)).num_speakers >= 3
@@ -99,7 +127,9 @@ def test_ids_stay_consistent_when_clustering_is_subsampled():
         ids = set()
         for rep in range(3):
             mid = rep * conv.duration + (u.start + u.end) / 2
-            turn = min(dia.turns, key=lambda t: 0 if t.start <= mid <= t.end else min(abs(mid - t.start), abs(mid - t.end)))
+            turn = min(
+                dia.turns, key=lambda t: 0 if t.start <= mid <= t.end else min(abs(mid - t.start), abs(mid - t.end))
+            )
             ids.add(turn.speaker)
         assert len(ids) == 1, (u, ids)
 

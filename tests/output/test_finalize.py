@@ -50,10 +50,15 @@ def test_speaker_regularization_without_review(tmp_path):
 
 def test_regularize_keeps_strong_local_evidence_against_a_weak_majority():
     segs = [seg(i, 2 * i, 2 * i + 1.5, "A", "好。") for i in range(3)]
+
     def p(k, v, c):
         return Prediction(k, "gender", v, c, [])
-    preds = {("seg_00000", "gender"): p("seg_00000", "男声", 0.6), ("seg_00001", "gender"): p("seg_00001", "男声", 0.6),
-             ("seg_00002", "gender"): p("seg_00002", "女声", 0.95)}
+
+    preds = {
+        ("seg_00000", "gender"): p("seg_00000", "男声", 0.6),
+        ("seg_00001", "gender"): p("seg_00001", "男声", 0.6),
+        ("seg_00002", "gender"): p("seg_00002", "女声", 0.95),
+    }
     reg = regularize(segs, preds)
     assert reg[("seg_00002", "gender")] == "female"  # strong, and the majority share is only ~0.56
     preds[("seg_00002", "gender")] = p("seg_00002", "女声", 0.7)
@@ -68,8 +73,15 @@ def test_pause_and_laughter_tags():
     # a pause at a comma is a natural phrase break, not tagged
     w2 = chars("好的我们走", 0.0, step=0.2, pause_after={1: 0.6})
     assert tag_transcript(seg(1, 0, 2, "A", "好的，我们走。", words=w2), "无", "zh") == "好的，我们走。"
-    en = seg(2, 0, 3, "A", "I think so.", language="en",
-             words=[Word("I", 0.0, 0.2), Word("think", 0.25, 0.6), Word("so.", 1.4, 1.7)])
+    en = seg(
+        2,
+        0,
+        3,
+        "A",
+        "I think so.",
+        language="en",
+        words=[Word("I", 0.0, 0.2), Word("think", 0.25, 0.6), Word("so.", 1.4, 1.7)],
+    )
     assert tag_transcript(en, "none", "en") == "I think <pause> so."
 
 
@@ -81,8 +93,10 @@ def test_emotion_and_empty_values_are_canonical():
 
 
 def test_role_name_english_and_laughter(tmp_path):
-    segs = [seg(0, 0, 3, "H", "Hello, I'm your host for tonight.", language="en"),
-            seg(1, 3.2, 5, "G", "Thanks for having me!", language="en")]
+    segs = [
+        seg(0, 0, 3, "H", "Hello, I'm your host for tonight.", language="en"),
+        seg(1, 3.2, 5, "G", "Thanks for having me!", language="en"),
+    ]
     evs = male("seg_00000", events__laughter=0.9) + ev("seg_00001", gender__p_male=0.1, pitch__median_hz=230.0)
     _, recs = _pipeline(tmp_path, segs, evs, lang="en")
     assert recs[0].speaker_name == "Host1_young adult" and recs[1].speaker_name == "Speaker2_young adult"

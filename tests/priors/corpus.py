@@ -43,7 +43,11 @@ def espeak(text: str, voice: str, pitch: int = 50, speed: int = 170) -> np.ndarr
     import soxr
 
     with tempfile.NamedTemporaryFile(suffix=".wav") as fh:
-        subprocess.run(["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", fh.name, text], check=True, capture_output=True)
+        subprocess.run(
+            ["espeak-ng", "-v", voice, "-p", str(pitch), "-s", str(speed), "-w", fh.name, text],
+            check=True,
+            capture_output=True,
+        )
         x, sr = sf.read(fh.name, dtype="float32")
     return soxr.resample(x, sr, SR).astype(np.float32)
 
@@ -81,7 +85,10 @@ def world_shift(x: np.ndarray, target_median_hz: float) -> np.ndarray:
 
 def noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "babble":  # four overlapping espeak talkers
-        parts = [espeak(TEXTS[i % len(TEXTS)], v, 40 + 10 * i, 160) for i, v in enumerate(["en-us+m1", "en-us+f2", "en-us+m7", "en-us+f4"])]
+        parts = [
+            espeak(TEXTS[i % len(TEXTS)], v, 40 + 10 * i, 160)
+            for i, v in enumerate(["en-us+m1", "en-us+f2", "en-us+m7", "en-us+f4"])
+        ]
         y = np.zeros(n, np.float32)
         for i, p in enumerate(parts):
             p = np.tile(p, int(np.ceil(n / len(p))) + 1)

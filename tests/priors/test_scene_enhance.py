@@ -4,12 +4,14 @@ import scipy.signal as ss
 
 import corpus as C
 from speechannotator.audio import Audio
-from speechannotator.enhance import enhance
 from speechannotator.config import PriorsSettings
+from speechannotator.enhance import enhance
 
 
 def _audio(x):
-    return Audio(samples=x.astype(np.float32), sample_rate=16000, path="<t>", original_sample_rate=16000, original_channels=1)
+    return Audio(
+        samples=x.astype(np.float32), sample_rate=16000, path="<t>", original_sample_rate=16000, original_channels=1
+    )
 
 
 @pytest.fixture(scope="module")

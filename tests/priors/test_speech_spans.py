@@ -1,9 +1,9 @@
 """Enhancement and the whole-stretch extractors run on the speech spans only."""
 
-import corpus as C
 import numpy as np
 import pytest
 
+import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
 from speechannotator.records import Segment

@@ -30,10 +30,18 @@ def test_shared_server_answers_openai_chat_with_json_schema(llama_server):
     with urllib.request.urlopen(llama_server.base_url + "/health", timeout=5) as resp:
         assert resp.status == 200
     client = OpenAI(base_url=llama_server.url, api_key="local")
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    }
     resp = client.chat.completions.create(
-        model="smollm2", messages=[{"role": "user", "content": "Is water wet? Answer in JSON."}], temperature=0,
-        max_tokens=20, response_format={"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}},
+        model="smollm2",
+        messages=[{"role": "user", "content": "Is water wet? Answer in JSON."}],
+        temperature=0,
+        max_tokens=20,
+        response_format={"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}},
     )
     assert isinstance(json.loads(resp.choices[0].message.content)["ok"], bool)
 

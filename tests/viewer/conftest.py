@@ -30,8 +30,21 @@ def annotated(tmp_path_factory):
     out = work / "out"
     settings = work / "settings.toml"
     settings.write_text("[priors]\nenhance = false\n")  # speech enhancement is half the cost and the page needs none
-    res = CliRunner().invoke(main, ["annotate", str(EXAMPLE), "--timeline", str(timeline), "-o", str(out), "-q",
-                                    "--no-print", "--config", str(settings)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "annotate",
+            str(EXAMPLE),
+            "--timeline",
+            str(timeline),
+            "-o",
+            str(out),
+            "-q",
+            "--no-print",
+            "--config",
+            str(settings),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return out, timeline, settings
 

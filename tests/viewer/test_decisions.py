@@ -21,8 +21,16 @@ CTX_ZH = EditContext(label_lang="zh", duration_ms=10_000, speakers=("A", "B"))
 
 def _row(start: int, end: int, sid: str, name: str, text: str = "hello") -> dict:
     row = dict.fromkeys(OUTPUT_KEYS, "none")
-    row.update(speaker_id=sid, speaker_name=name, text=text, text_and_paralanguage=text + " [pause]",
-               start_time=start, end_time=end, language="en", gender="male")
+    row.update(
+        speaker_id=sid,
+        speaker_name=name,
+        text=text,
+        text_and_paralanguage=text + " [pause]",
+        start_time=start,
+        end_time=end,
+        language="en",
+        gender="male",
+    )
     return row
 
 
@@ -39,26 +47,38 @@ def test_edits_are_validated_against_the_schema():
     assert validate_edit("speaker", "B", row, CTX_EN) == "B"
     assert validate_edit("speaker", "guest_2", row, CTX_EN) == "guest_2"
     assert validate_edit("text", "<b>kept as text</b>", row, CTX_EN) == "<b>kept as text</b>"
-    for field, value, why in [("gender", "purple", "not a gender"), ("age", 42, "must be a string"),
-                              ("colour", "red", "unknown field"), ("pitch", "   ", "must not be empty"),
-                              ("start_time", 2500, "start < end"), ("end_time", 10_001, "<= 10000"),
-                              ("end_time", True, "milliseconds"), ("speaker", "<img>", "new speaker label"),
-                              ("text", "a\x00b", "control characters"), ("tone", "x" * 2001, "longer than")]:
+    for field, value, why in [
+        ("gender", "purple", "not a gender"),
+        ("age", 42, "must be a string"),
+        ("colour", "red", "unknown field"),
+        ("pitch", "   ", "must not be empty"),
+        ("start_time", 2500, "start < end"),
+        ("end_time", 10_001, "<= 10000"),
+        ("end_time", True, "milliseconds"),
+        ("speaker", "<img>", "new speaker label"),
+        ("text", "a\x00b", "control characters"),
+        ("tone", "x" * 2001, "longer than"),
+    ]:
         with pytest.raises(EditError, match=why):
             validate_edit(field, value, row, CTX_EN)
 
 
 def test_decisions_apply_latest_first_and_move_segments_between_speakers():
-    items = [("seg_0", _row(0, 1000, "spk_01", "Speaker1")), ("seg_1", _row(1200, 2000, "spk_02", "Speaker2")),
-             ("seg_2", _row(2100, 3000, "spk_01", "Speaker1"))]
+    items = [
+        ("seg_0", _row(0, 1000, "spk_01", "Speaker1")),
+        ("seg_1", _row(1200, 2000, "spk_02", "Speaker2")),
+        ("seg_2", _row(2100, 3000, "spk_01", "Speaker1")),
+    ]
     raw = {"seg_0": "A", "seg_1": "B", "seg_2": "A"}
-    d = [Decision(1, "seg_1", "gender", "male", "female", "ann", 1.0),
-         Decision(2, "seg_1", "gender", "female", "male", "bob", 2.0),  # the later one is in force
-         Decision(3, "seg_2", "speaker", "A", "B", "ann", 3.0),
-         Decision(4, "seg_0", "speaker", "A", "guest", "ann", 4.0),
-         Decision(5, "seg_1", "text", "hello", "hi there", "ann", 5.0),
-         Decision(6, "seg_2", "start_time", 2100, 500, "ann", 6.0),
-         Decision(7, "seg_gone", "gender", "male", "female", "ann", 7.0)]  # its segment no longer exists
+    d = [
+        Decision(1, "seg_1", "gender", "male", "female", "ann", 1.0),
+        Decision(2, "seg_1", "gender", "female", "male", "bob", 2.0),  # the later one is in force
+        Decision(3, "seg_2", "speaker", "A", "B", "ann", 3.0),
+        Decision(4, "seg_0", "speaker", "A", "guest", "ann", 4.0),
+        Decision(5, "seg_1", "text", "hello", "hi there", "ann", 5.0),
+        Decision(6, "seg_2", "start_time", 2100, 500, "ann", 6.0),
+        Decision(7, "seg_gone", "gender", "male", "female", "ann", 7.0),
+    ]  # its segment no longer exists
     out = apply_decisions(items, raw, d, "en")
     assert [k for k, _ in out] == ["seg_0", "seg_2", "seg_1"]  # time order after the boundary edit
     rows = dict(out)
@@ -77,10 +97,17 @@ def test_explain_counts_segments_in_output_order_after_a_boundary_correction(tmp
         store.begin_recording("r", "/x.wav", "fp", 10.0)
         with store.transaction() as c:
             store.set_label_language(c, "r", "en")
-            store.write_segments(c, "r", [Segment("seg_00000", 1.0, 2.0, "A", "first"),
-                                          Segment("seg_00001", 3.0, 4.0, "B", "second")])
-            store.write_records(c, "r", [("seg_00000", _row(1000, 2000, "spk_01", "Speaker1", "first")),
-                                         ("seg_00001", _row(3000, 4000, "spk_02", "Speaker2", "second"))])
+            store.write_segments(
+                c, "r", [Segment("seg_00000", 1.0, 2.0, "A", "first"), Segment("seg_00001", 3.0, 4.0, "B", "second")]
+            )
+            store.write_records(
+                c,
+                "r",
+                [
+                    ("seg_00000", _row(1000, 2000, "spk_01", "Speaker1", "first")),
+                    ("seg_00001", _row(3000, 4000, "spk_02", "Speaker2", "second")),
+                ],
+            )
         store.add_decision("r", "seg_00001", "start_time", 3000, 200, "ann")
         store.add_decision("r", "seg_00001", "end_time", 4000, 900, "ann")
         text = explain(store, "r", 0, "gender")

@@ -99,7 +99,9 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     with StateStore(out / "state.sqlite", readonly=True) as store:
         trail = [d for d in store.decisions("dialogue") if d.key == "seg_00001"]
     assert [(d.field, d.old, d.new, d.who) for d in trail] == [
-        ("gender", before["gender"], other, "tester"), ("text", before["text"], after["text"], "tester")]
+        ("gender", before["gender"], other, "tester"),
+        ("text", before["text"], after["text"], "tester"),
+    ]
     res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "1", "--field", "gender"])
     assert res.exit_code == 0 and f"-> '{other}'" in res.output and res.output.rstrip().endswith(f"final: {other}")
     # A value outside the closed vocabulary is refused and adds nothing.
@@ -154,8 +156,21 @@ def test_an_annotate_rerun_keeps_human_decisions(annotated):
     with StateStore(out / "state.sqlite") as store:
         store.add_decision("dialogue", "seg_00005", "emotion", old, "curious (moderate)", "tester")
     (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
-    res = CliRunner().invoke(main, ["annotate", str(EXAMPLE), "--timeline", str(timeline), "-o", str(out), "-q",
-                                    "--no-print", "--config", str(settings)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "annotate",
+            str(EXAMPLE),
+            "--timeline",
+            str(timeline),
+            "-o",
+            str(out),
+            "-q",
+            "--no-print",
+            "--config",
+            str(settings),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert _records(out)[5]["emotion"] == "curious (moderate)"
 
@@ -191,10 +206,19 @@ def test_token_is_required_and_only_named_files_are_served(annotated, view_serve
     edit = json.dumps({"rec": "dialogue", "key": "seg_00000", "field": "age", "value": "elderly"}).encode()
     # A state change needs the token in a header (a cross-site form cannot send one).
     assert _get(s, f"/api/edit?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
-    for path in ("/static/../state.sqlite", "/static/..%2Fstate.sqlite", "/static/..%2F..%2Fserver.py",
-                 "/static/index.html", "/state.sqlite", "/dialogue.json", "/api/audio?rec=../../etc/passwd",
-                 "/api/output?rec=..%2Fstate", "/api/audio?rec=%2Fetc%2Fpasswd", "/api/segment?rec=dialogue&key=..",
-                 "/etc/passwd"):
+    for path in (
+        "/static/../state.sqlite",
+        "/static/..%2Fstate.sqlite",
+        "/static/..%2F..%2Fserver.py",
+        "/static/index.html",
+        "/state.sqlite",
+        "/dialogue.json",
+        "/api/audio?rec=../../etc/passwd",
+        "/api/output?rec=..%2Fstate",
+        "/api/audio?rec=%2Fetc%2Fpasswd",
+        "/api/segment?rec=dialogue&key=..",
+        "/etc/passwd",
+    ):
         sep = "&" if "?" in path else "?"
         status, data, _ = _get(s, f"{path}{sep}token={tok}")
         assert status == 404, (path, status)

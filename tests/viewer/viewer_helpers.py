@@ -12,9 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "dialogue.flac"
 REFERENCE = ROOT / "examples" / "dialogue.seglst.json"
 CHROMIUM = "/usr/bin/chromium"  # Debian's chromium (scripts/setup.sh); never a downloaded browser
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--autoplay-policy=no-user-gesture-required"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
 # Transcripts that would run script if the page ever parsed data as HTML.
 XSS_TEXT = '<script>window.__xss = 1</script>Was he a bad man? <img src=x onerror="window.__xss = 2">'
 XSS_INDEX = 2
@@ -25,7 +32,11 @@ class ViewServer:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "speechannotator.cli", "view", str(out), "--port", "0", "--reviewer", reviewer],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         line = self.proc.stdout.readline()
         m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
         if m is None:

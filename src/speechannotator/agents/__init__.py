@@ -55,5 +55,10 @@ def make_backend(config: Config) -> Backend:
         return llm
     from .openai.routed import RoutedBackend
 
-    return RoutedBackend(llm, RulesBackend(config.calibration), fields, llm_review=config.agents.llm_review,
-                         compact=config.agents.backend == "local")
+    return RoutedBackend(
+        llm,
+        RulesBackend(config.calibration),
+        fields,
+        llm_review=config.agents.llm_review,
+        compact=config.agents.backend == "local",
+    )

@@ -15,22 +15,46 @@ from .phrases import parse_emotion
 from .transcript import speech_act
 
 _STATE = {
-    "zh": {"tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
-           "happy": "轻松愉快的交流氛围", "excited": "高涨的情绪与投入", "angry": "明显的不满情绪",
-           "sad": "低落的情绪状态", "surprised": "对所述内容的意外", "fearful": "不安与担忧",
-           "disgusted": "对所述内容的反感"},
-    "en": {"tense": "focus and tension under pressure", "neutral": "a steady, composed delivery",
-           "calm": "a calm, controlled delivery", "happy": "a relaxed, friendly exchange",
-           "excited": "high engagement and excitement", "angry": "clear displeasure", "sad": "a low mood",
-           "surprised": "surprise at what is being said", "fearful": "unease and worry",
-           "disgusted": "aversion to what is being discussed"},
+    "zh": {
+        "tense": "在紧迫情境下的专注与紧张",
+        "neutral": "稳定、从容的表达状态",
+        "calm": "冷静克制的表达状态",
+        "happy": "轻松愉快的交流氛围",
+        "excited": "高涨的情绪与投入",
+        "angry": "明显的不满情绪",
+        "sad": "低落的情绪状态",
+        "surprised": "对所述内容的意外",
+        "fearful": "不安与担忧",
+        "disgusted": "对所述内容的反感",
+    },
+    "en": {
+        "tense": "focus and tension under pressure",
+        "neutral": "a steady, composed delivery",
+        "calm": "a calm, controlled delivery",
+        "happy": "a relaxed, friendly exchange",
+        "excited": "high engagement and excitement",
+        "angry": "clear displeasure",
+        "sad": "a low mood",
+        "surprised": "surprise at what is being said",
+        "fearful": "unease and worry",
+        "disgusted": "aversion to what is being discussed",
+    },
 }
 _ACT = {
-    "zh": {"question": "该句以提问推进对话", "exclaim": "该句带有明显的感叹色彩", "command": "该句是对他人的指示或要求",
-           "persuade": "该句带有劝说意味", "statement": "该句以陈述为主"},
-    "en": {"question": "The turn moves the exchange forward with a question",
-           "exclaim": "The turn is exclamatory", "command": "The turn gives an instruction",
-           "persuade": "The turn tries to persuade the listener", "statement": "The turn is mainly declarative"},
+    "zh": {
+        "question": "该句以提问推进对话",
+        "exclaim": "该句带有明显的感叹色彩",
+        "command": "该句是对他人的指示或要求",
+        "persuade": "该句带有劝说意味",
+        "statement": "该句以陈述为主",
+    },
+    "en": {
+        "question": "The turn moves the exchange forward with a question",
+        "exclaim": "The turn is exclamatory",
+        "command": "The turn gives an instruction",
+        "persuade": "The turn tries to persuade the listener",
+        "statement": "The turn is mainly declarative",
+    },
 }
 
 
@@ -68,12 +92,22 @@ def _who(values: dict[str, str], lang: str) -> str:
     g = canonical_closed("gender", values.get("gender"))
     a = canonical_closed("age", values.get("age"))
     if lang == "zh":
-        age = {"child": "儿童", "teenager": "少年", "young adult": "青年", "middle-aged": "中年",
-               "elderly": "老年"}.get(a or "", "")
+        age = {
+            "child": "儿童",
+            "teenager": "少年",
+            "young adult": "青年",
+            "middle-aged": "中年",
+            "elderly": "老年",
+        }.get(a or "", "")
         gen = {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
         return age + gen
-    age = {"child": "child's", "teenager": "teenage", "young adult": "young adult", "middle-aged": "middle-aged",
-           "elderly": "elderly"}.get(a or "", "")
+    age = {
+        "child": "child's",
+        "teenager": "teenage",
+        "young adult": "young adult",
+        "middle-aged": "middle-aged",
+        "elderly": "elderly",
+    }.get(a or "", "")
     gen = {"male": "male voice", "female": "female voice"}.get(g or "", "voice")
     return f"a {age} {gen}".replace("  ", " ") if age else f"a {gen}"
 
@@ -89,8 +123,13 @@ def caption(task: ComposeTask) -> str:
     emo = v.get("emotion", "")
     emo_part = ("情绪" + emo if lang == "zh" else f"the emotion is {emo}") if emo and not is_empty_marker(emo) else ""
     tone = v.get("tone", "")
-    w.sentence([emo_part, ("语气为" + tone) if lang == "zh" and tone else (f"in a {tone}" if tone else ""),
-                v.get("pronunciation", "")])
+    w.sentence(
+        [
+            emo_part,
+            ("语气为" + tone) if lang == "zh" and tone else (f"in a {tone}" if tone else ""),
+            v.get("pronunciation", ""),
+        ]
+    )
     para, bg = v.get("paralinguistic", ""), v.get("background_sound", "")
     extra = []
     if para and not is_empty_marker(para):
@@ -161,8 +200,11 @@ def contextual_inference(task: ComposeTask) -> str:
         shown = _STATE["zh"][lid]
         state = f"其{speed}，以{tone}表达，显示出{shown}。" if speed and tone else f"其表达显示出{shown}。"
     else:
-        state = (f"The {speed} and {tone} suggest {_STATE['en'][lid]}." if speed and tone
-                 else f"The delivery suggests {_STATE['en'][lid]}.")
+        state = (
+            f"The {speed} and {tone} suggest {_STATE['en'][lid]}."
+            if speed and tone
+            else f"The delivery suggests {_STATE['en'][lid]}."
+        )
     return ("" if lang == "zh" else " ").join([_scene_sentence(task), state, _discourse(task, act)])
 
 

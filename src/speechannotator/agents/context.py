@@ -21,18 +21,81 @@ SPEAKER_TRAITS = ("gender", "age", "accent")
 
 # Self-identification that reveals a role ("我是记者", "I'm the host"); the role must be in
 # the lexicon so that a transcript cannot inject an arbitrary name.
-_ROLES_ZH = ("主持人", "记者", "老师", "医生", "律师", "主播", "解说员", "解说", "旁白", "导游", "教练", "警察", "法官",
-             "经理", "客服", "销售", "嘉宾", "主席", "校长", "教授", "学生", "司机", "领航员", "赛车手", "队长")
-_ROLES_EN = ("host", "reporter", "teacher", "doctor", "lawyer", "anchor", "commentator", "narrator", "guide",
-             "coach", "officer", "judge", "manager", "agent", "guest", "chair", "professor", "student", "driver",
-             "captain", "moderator")
+_ROLES_ZH = (
+    "主持人",
+    "记者",
+    "老师",
+    "医生",
+    "律师",
+    "主播",
+    "解说员",
+    "解说",
+    "旁白",
+    "导游",
+    "教练",
+    "警察",
+    "法官",
+    "经理",
+    "客服",
+    "销售",
+    "嘉宾",
+    "主席",
+    "校长",
+    "教授",
+    "学生",
+    "司机",
+    "领航员",
+    "赛车手",
+    "队长",
+)
+_ROLES_EN = (
+    "host",
+    "reporter",
+    "teacher",
+    "doctor",
+    "lawyer",
+    "anchor",
+    "commentator",
+    "narrator",
+    "guide",
+    "coach",
+    "officer",
+    "judge",
+    "manager",
+    "agent",
+    "guest",
+    "chair",
+    "professor",
+    "student",
+    "driver",
+    "captain",
+    "moderator",
+)
 _ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH) + ")")
 _EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN) + r")\b", re.I)
-_EN_ROLE_NAMES = {"host": "Host", "reporter": "Reporter", "teacher": "Teacher", "doctor": "Doctor",
-                  "lawyer": "Lawyer", "anchor": "Anchor", "commentator": "Commentator", "narrator": "Narrator",
-                  "guide": "Guide", "coach": "Coach", "officer": "Officer", "judge": "Judge", "manager": "Manager",
-                  "agent": "Agent", "guest": "Guest", "chair": "Chair", "professor": "Professor",
-                  "student": "Student", "driver": "Driver", "captain": "Captain", "moderator": "Moderator"}
+_EN_ROLE_NAMES = {
+    "host": "Host",
+    "reporter": "Reporter",
+    "teacher": "Teacher",
+    "doctor": "Doctor",
+    "lawyer": "Lawyer",
+    "anchor": "Anchor",
+    "commentator": "Commentator",
+    "narrator": "Narrator",
+    "guide": "Guide",
+    "coach": "Coach",
+    "officer": "Officer",
+    "judge": "Judge",
+    "manager": "Manager",
+    "agent": "Agent",
+    "guest": "Guest",
+    "chair": "Chair",
+    "professor": "Professor",
+    "student": "Student",
+    "driver": "Driver",
+    "captain": "Captain",
+    "moderator": "Moderator",
+}
 
 
 def detect_role(texts: list[str]) -> str | None:
@@ -78,14 +141,18 @@ def recording_summary(segments: list[Segment], histories: dict[str, dict[str, An
     changes = sum(1 for a, b in zip(segments, segments[1:]) if a.speaker != b.speaker)
     interaction = "monologue" if n_spk <= 1 else "dialogue" if n_spk == 2 else "multi-party"
     return {
-        "duration_s": round(max((s.end for s in segments), default=0.0) - min((s.start for s in segments), default=0.0), 3),
+        "duration_s": round(
+            max((s.end for s in segments), default=0.0) - min((s.start for s in segments), default=0.0), 3
+        ),
         "n_segments": len(segments),
         "n_speakers": n_spk,
         "speaker_changes": changes,
         "interaction": interaction,
         "language": langs.most_common(1)[0][0] if langs else "",
-        "speakers": [{"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"],
-                      "role": h["role"]} for h in histories.values()],
+        "speakers": [
+            {"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"], "role": h["role"]}
+            for h in histories.values()
+        ],
         "roles": {h["speaker"]: h["role"] for h in histories.values() if h["role"]},
     }
 
@@ -110,13 +177,17 @@ def speaker_aggregates(segments: list[Segment], evidence: dict[str, dict[str, Ev
     return out
 
 
-def admitted_evidence(seg: Segment, contracts: dict[str, Contract],
-                      evidence: dict[str, dict[str, Evidence]]) -> dict[str, Evidence]:
+def admitted_evidence(
+    seg: Segment, contracts: dict[str, Contract], evidence: dict[str, dict[str, Evidence]]
+) -> dict[str, Evidence]:
     """Evidence admitted by any of the given contracts: segment names as is, speaker
     aggregates as "speaker.<name>", recording statistics as "recording.<name>"."""
     out: dict[str, Evidence] = {}
-    sources = ((seg.key, "", "segment"), (speaker_key(seg.speaker), "speaker.", "speaker_history"),
-               (RECORDING_KEY, "recording.", "recording"))
+    sources = (
+        (seg.key, "", "segment"),
+        (speaker_key(seg.speaker), "speaker.", "speaker_history"),
+        (RECORDING_KEY, "recording.", "recording"),
+    )
     for c in contracts.values():
         for key, prefix, scope in sources:
             if scope not in c.context_scope:
@@ -127,10 +198,21 @@ def admitted_evidence(seg: Segment, contracts: dict[str, Contract],
     return out
 
 
-def _turn(s: Segment, me: Segment, evidence: dict[str, dict[str, Evidence]], with_arousal: bool,
-          preds: dict[tuple[str, str], Prediction] | None) -> dict[str, Any]:
-    item: dict[str, Any] = {"key": s.key, "speaker": s.speaker, "same_speaker": s.speaker == me.speaker,
-                            "text": s.text, "start": s.start, "end": s.end}
+def _turn(
+    s: Segment,
+    me: Segment,
+    evidence: dict[str, dict[str, Evidence]],
+    with_arousal: bool,
+    preds: dict[tuple[str, str], Prediction] | None,
+) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "key": s.key,
+        "speaker": s.speaker,
+        "same_speaker": s.speaker == me.speaker,
+        "text": s.text,
+        "start": s.start,
+        "end": s.end,
+    }
     ev = evidence.get(s.key, {})
     if with_arousal and "emotion.arousal" in ev and isinstance(ev["emotion.arousal"].value, (int, float)):
         item["arousal"] = float(ev["emotion.arousal"].value)
@@ -187,7 +269,7 @@ class ContextIndex:
         total = sum(t[0] for _, t in ranked) - own_w
         count = sum(t[1] for _, t in ranked) - (own_value is not None)
         top = []
-        for value, (w, n) in ranked[:VOTE_VALUES + 1]:  # leaving one segment out reorders at most one value
+        for value, (w, n) in ranked[: VOTE_VALUES + 1]:  # leaving one segment out reorders at most one value
             if value == own_value:
                 w, n = w - own_w, n - 1
             if n > 0:
@@ -196,10 +278,14 @@ class ContextIndex:
         return {"values": top[:VOTE_VALUES], "total_weight": round(max(total, 0.0), 6), "segments": max(count, 0)}
 
 
-def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Segment],
-                 evidence: dict[str, dict[str, Evidence]],
-                 preds: dict[tuple[str, str], Prediction] | None = None,
-                 index: ContextIndex | None = None) -> dict[str, Any]:
+def task_context(
+    seg: Segment,
+    contracts: dict[str, Contract],
+    segments: list[Segment],
+    evidence: dict[str, dict[str, Evidence]],
+    preds: dict[tuple[str, str], Prediction] | None = None,
+    index: ContextIndex | None = None,
+) -> dict[str, Any]:
     """Context admitted by the contracts' scopes (union over the task's fields). With
     ``preds`` (review), neighbours carry the latest predictions and the speaker history the
     votes of the speaker's other segments on each trait. Pass an ``index`` built once for
@@ -218,10 +304,13 @@ def task_context(seg: Segment, contracts: dict[str, Contract], segments: list[Se
             hist["votes"] = {f: index.speaker_votes(seg, f) for f in SPEAKER_TRAITS}
         ctx["speaker_history"] = hist
     if "neighbours" in scopes and index is not None:
-        with_arousal = any("neighbours" in c.context_scope and c.admits("emotion.arousal")
-                           for c in contracts.values())
+        with_arousal = any("neighbours" in c.context_scope and c.admits("emotion.arousal") for c in contracts.values())
         idx = index.position.get(seg.key)
         if idx is not None:
-            ctx["previous"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[max(0, idx - NEIGHBOURS):idx]]
-            ctx["next"] = [_turn(s, seg, evidence, with_arousal, preds) for s in segments[idx + 1:idx + 1 + NEIGHBOURS]]
+            ctx["previous"] = [
+                _turn(s, seg, evidence, with_arousal, preds) for s in segments[max(0, idx - NEIGHBOURS) : idx]
+            ]
+            ctx["next"] = [
+                _turn(s, seg, evidence, with_arousal, preds) for s in segments[idx + 1 : idx + 1 + NEIGHBOURS]
+            ]
     return ctx

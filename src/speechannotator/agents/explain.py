@@ -40,9 +40,17 @@ class RecordingTrails:
         # In output JSON order, which a human boundary correction may have changed.
         order = {key: i for i, key in enumerate(final)}
         segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
-        return cls(rec=rec, segments=segments, contracts=store.contracts(rec), evidence=store.evidence(rec),
-                   predictions=store.predictions(rec, all_rounds=True), verdicts=store.verdicts(rec),
-                   final=final, decisions=store.decisions(rec), review_skipped=bool(info and info.get("skipped")))
+        return cls(
+            rec=rec,
+            segments=segments,
+            contracts=store.contracts(rec),
+            evidence=store.evidence(rec),
+            predictions=store.predictions(rec, all_rounds=True),
+            verdicts=store.verdicts(rec),
+            final=final,
+            decisions=store.decisions(rec),
+            review_skipped=bool(info and info.get("skipped")),
+        )
 
 
 @dataclass
@@ -85,12 +93,20 @@ def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldT
     if not data.segments:
         raise ValueError(f"recording {data.rec!r} has no segments in the state")
     if not 0 <= segment_index < len(data.segments):
-        raise ValueError(f"segment {segment_index} is out of range: "
-                         f"{data.rec} has {len(data.segments)} segments (0-based)")
+        raise ValueError(
+            f"segment {segment_index} is out of range: {data.rec} has {len(data.segments)} segments (0-based)"
+        )
     seg = data.segments[segment_index]
-    t = FieldTrail(rec=data.rec, index=segment_index, segment=seg, field=field, composed=field in COMPOSED_FIELDS,
-                   review_skipped=data.review_skipped, final=data.final.get(seg.key, {}).get(field),
-                   decisions=[d for d in data.decisions if d.key == seg.key and d.field == field])
+    t = FieldTrail(
+        rec=data.rec,
+        index=segment_index,
+        segment=seg,
+        field=field,
+        composed=field in COMPOSED_FIELDS,
+        review_skipped=data.review_skipped,
+        final=data.final.get(seg.key, {}).get(field),
+        decisions=[d for d in data.decisions if d.key == seg.key and d.field == field],
+    )
     if t.composed:
         return t
     t.contract = data.contracts.get((seg.key, field))
@@ -115,8 +131,11 @@ def _fmt(value: object) -> str:
 
 def format_trail(t: FieldTrail) -> str:
     seg = t.segment
-    lines = [f"recording {t.rec}, segment {t.index} ({seg.key}) {seg.start:.3f}-{seg.end:.3f} s, "
-             f"speaker {seg.speaker}: {seg.text}", f"field: {t.field}"]
+    lines = [
+        f"recording {t.rec}, segment {t.index} ({seg.key}) {seg.start:.3f}-{seg.end:.3f} s, "
+        f"speaker {seg.speaker}: {seg.text}",
+        f"field: {t.field}",
+    ]
     final = t.final if t.final is not None else "(not finalized yet)"
     if t.composed:
         lines.append("composed in finalize from the reviewed fields, transcript and admitted context")
@@ -124,15 +143,22 @@ def format_trail(t: FieldTrail) -> str:
         lines.append("contract: none (the plan stage has not run)")
     else:
         c = t.contract
-        lines += ["contract:", f"  objective: {c.objective}", f"  value format: {c.value_format}",
-                  f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
-                  f"  priority: {', '.join(c.priority) or '(none)'}",
-                  f"  context scope: {', '.join(c.context_scope)}", f"  conflict rule: {c.conflict_rule}"]
+        lines += [
+            "contract:",
+            f"  objective: {c.objective}",
+            f"  value format: {c.value_format}",
+            f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
+            f"  priority: {', '.join(c.priority) or '(none)'}",
+            f"  context scope: {', '.join(c.context_scope)}",
+            f"  conflict rule: {c.conflict_rule}",
+        ]
         lines.append("evidence admitted:" if t.admitted else "evidence admitted: (none)")
         for name in sorted(t.admitted):
             e = t.admitted[name]
-            lines.append(f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
-                         + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]")
+            lines.append(
+                f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
+                + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]"
+            )
         if t.speaker_history is not None:
             lines.append(f"speaker history: {_fmt(t.speaker_history)}")
         if t.recording_summary is not None:
@@ -141,8 +167,9 @@ def format_trail(t: FieldTrail) -> str:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
         p, v = r.prediction, r.verdict
-        lines.append(f"round {p.round}: {p.value!r} "
-                     f"(confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})")
+        lines.append(
+            f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"
+        )
         if p.evidence:
             lines.append(f"  cites: {', '.join(p.evidence)}")
         if p.rationale:
@@ -156,8 +183,10 @@ def format_trail(t: FieldTrail) -> str:
     if not t.composed and t.review_skipped:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
-        lines.append(f"human decision #{d.id} by {d.who} at {_iso(d.at)}: {d.old!r} -> {d.new!r}"
-                     + (f" ({d.note})" if d.note else ""))
+        lines.append(
+            f"human decision #{d.id} by {d.who} at {_iso(d.at)}: {d.old!r} -> {d.new!r}"
+            + (f" ({d.note})" if d.note else "")
+        )
     lines.append(f"final: {final}")
     return "\n".join(lines)
 

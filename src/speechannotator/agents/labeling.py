@@ -35,17 +35,33 @@ def segment_wav(audio: Audio | None, seg: Segment) -> bytes | None:
     return buf.getvalue()
 
 
-def build_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
-               segments: list[Segment], evidence: dict[str, dict[str, Evidence]], label_lang: str,
-               audio_wav: bytes | None = None, requests: dict[str, str] | None = None, round: int = 0,
-               index: ContextIndex | None = None) -> LabelTask:
+def build_task(
+    seg: Segment,
+    fields: list[str],
+    contracts: dict[tuple[str, str], Contract],
+    segments: list[Segment],
+    evidence: dict[str, dict[str, Evidence]],
+    label_lang: str,
+    audio_wav: bytes | None = None,
+    requests: dict[str, str] | None = None,
+    round: int = 0,
+    index: ContextIndex | None = None,
+) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
     missing = [f for f in fields if f not in mine]
     if missing:
         raise ValueError(f"{seg.key}: no contract for {', '.join(missing)}; run the plan stage first")
-    return LabelTask(segment=seg, fields=list(fields), contracts=mine, evidence=admitted_evidence(seg, mine, evidence),
-                     context=task_context(seg, mine, segments, evidence, index=index), label_language=label_lang,
-                     revision_requests=dict(requests or {}), round=round, audio_wav=audio_wav)
+    return LabelTask(
+        segment=seg,
+        fields=list(fields),
+        contracts=mine,
+        evidence=admitted_evidence(seg, mine, evidence),
+        context=task_context(seg, mine, segments, evidence, index=index),
+        label_language=label_lang,
+        revision_requests=dict(requests or {}),
+        round=round,
+        audio_wav=audio_wav,
+    )
 
 
 def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
@@ -61,8 +77,9 @@ def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     for f in task.fields:
         p = got.get(f)
         if not isinstance(p, Prediction):
-            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name,
-                           status="failed", error=err)
+            p = Prediction(
+                task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name, status="failed", error=err
+            )
         p.key, p.field, p.round = task.segment.key, f, task.round
         out[f] = p
     return out
@@ -93,5 +110,6 @@ def label(ctx: StageContext) -> None:
         store.clear_predictions(c, rec)
         store.write_predictions(c, rec, preds)
         failed = sum(p.status == "failed" for p in preds)
-        store.mark_stage(c, rec, StageName.LABEL, {"predictions": len(preds), "failed": failed,
-                                           "backend": backend.name})
+        store.mark_stage(
+            c, rec, StageName.LABEL, {"predictions": len(preds), "failed": failed, "backend": backend.name}
+        )

@@ -56,16 +56,41 @@ def review(ctx: StageContext) -> None:
             break
         pending = {kf for kf in in_round if (*kf, r) not in reviewed}
         if pending:
-            _review_round(store, rec, backend, audio, r, r < budget, pending, segments, evidence, contracts, lang,
-                          trails, reviewed)
+            _review_round(
+                store,
+                rec,
+                backend,
+                audio,
+                r,
+                r < budget,
+                pending,
+                segments,
+                evidence,
+                contracts,
+                lang,
+                trails,
+                reviewed,
+            )
         r += 1
     with store.transaction() as c:
         store.mark_stage(c, rec, StageName.REVIEW, _summary(store, rec))
 
 
-def _review_round(store: StateStore, rec: str, backend: Backend, audio: Audio | None, r: int, relabel: bool,
-                  pending: set[tuple[str, str]], segments: list[Segment], evidence, contracts, lang: str,
-                  trails: dict[tuple[str, str], list[Prediction]], reviewed: set[tuple[str, str, int]]) -> None:
+def _review_round(
+    store: StateStore,
+    rec: str,
+    backend: Backend,
+    audio: Audio | None,
+    r: int,
+    relabel: bool,
+    pending: set[tuple[str, str]],
+    segments: list[Segment],
+    evidence,
+    contracts,
+    lang: str,
+    trails: dict[tuple[str, str], list[Prediction]],
+    reviewed: set[tuple[str, str, int]],
+) -> None:
     latest = _as_of(trails, r)
     index = ContextIndex(segments, latest)
     per_seg: dict[str, list[str]] = defaultdict(list)
@@ -75,15 +100,25 @@ def _review_round(store: StateStore, rec: str, backend: Backend, audio: Audio | 
     for b in range(0, len(todo), REVIEW_BATCH):
         verdicts: list[Verdict] = []
         relabeled: list[Prediction] = []
-        for seg in todo[b:b + REVIEW_BATCH]:
+        for seg in todo[b : b + REVIEW_BATCH]:
             task = build_review_task(seg, per_seg[seg.key], contracts, segments, evidence, latest, lang, r, index=index)
             mine = list(call_review(backend, task).values())
             verdicts.extend(mine)
             flagged = {v.field: v.request for v in mine if not v.accepted}
             if relabel and flagged:
                 wav = segment_wav(audio, seg) if backend.wants_audio else None
-                task = build_task(seg, sorted(flagged), contracts, segments, evidence, lang, audio_wav=wav,
-                                  requests=flagged, round=r + 1, index=index)
+                task = build_task(
+                    seg,
+                    sorted(flagged),
+                    contracts,
+                    segments,
+                    evidence,
+                    lang,
+                    audio_wav=wav,
+                    requests=flagged,
+                    round=r + 1,
+                    index=index,
+                )
                 relabeled.extend(call_label(backend, task).values())
         with store.transaction() as c:
             store.write_verdicts(c, rec, verdicts)
@@ -103,5 +138,8 @@ def _summary(store: StateStore, rec: str) -> dict:
     if not counts:  # nothing to review at all
         return {"rounds": 0, "flagged": []}
     final = max(counts)
-    return {"rounds": final + 1, "flagged": [counts[i] for i in range(final + 1)],
-            "unresolved": sum(not v.accepted for v in last[final])}
+    return {
+        "rounds": final + 1,
+        "flagged": [counts[i] for i in range(final + 1)],
+        "unresolved": sum(not v.accepted for v in last[final]),
+    }

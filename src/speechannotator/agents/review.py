@@ -12,10 +12,17 @@ from .backend import Backend, ReviewTask
 from .context import ContextIndex, admitted_evidence, task_context
 
 
-def build_review_task(seg: Segment, fields: list[str], contracts: dict[tuple[str, str], Contract],
-                      segments: list[Segment], evidence: dict[str, dict[str, Evidence]],
-                      latest: dict[tuple[str, str], Prediction], label_lang: str, round: int,
-                      index: ContextIndex | None = None) -> ReviewTask:
+def build_review_task(
+    seg: Segment,
+    fields: list[str],
+    contracts: dict[tuple[str, str], Contract],
+    segments: list[Segment],
+    evidence: dict[str, dict[str, Evidence]],
+    latest: dict[tuple[str, str], Prediction],
+    label_lang: str,
+    round: int,
+    index: ContextIndex | None = None,
+) -> ReviewTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
     return ReviewTask(
         segment=seg,

@@ -15,8 +15,29 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z']+")
 _VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 _ZH_QUESTION_END = ("吗", "呢", "么", "嘛")
-_EN_QUESTION_START = ("what", "why", "how", "who", "where", "when", "which", "is", "are", "do", "does", "did",
-                      "can", "could", "would", "will", "should", "have", "has", "shall", "may")
+_EN_QUESTION_START = (
+    "what",
+    "why",
+    "how",
+    "who",
+    "where",
+    "when",
+    "which",
+    "is",
+    "are",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "would",
+    "will",
+    "should",
+    "have",
+    "has",
+    "shall",
+    "may",
+)
 _ZH_COMMAND_START = ("请", "别", "不要", "快", "赶紧", "不用", "注意", "小心")
 _EN_COMMAND_START = ("please", "let's", "don't", "do not", "stop", "listen", "look", "come", "go")
 _ZH_PERSUADE = ("不用", "应该", "还是", "不如", "别担心", "放心", "相信我", "从大局")

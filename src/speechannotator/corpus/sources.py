@@ -173,8 +173,13 @@ def _from_lhotse(path: Path) -> tuple[list[_Candidate], list[tuple[str, str]]]:
             continue
         src = Path(files[0].source)
         audio_path = src if src.is_absolute() else path.resolve().parent / src
-        item = CorpusItem(id=rec_id, path=str(audio_path), offset=float(offset), span=span,
-                          duration=float(span if span is not None else rec.duration - offset))
+        item = CorpusItem(
+            id=rec_id,
+            path=str(audio_path),
+            offset=float(offset),
+            span=span,
+            duration=float(span if span is not None else rec.duration - offset),
+        )
         cands.append(_Candidate(item, explicit=True, origin=f"{path}:{rec_id}"))
     return cands, errors
 

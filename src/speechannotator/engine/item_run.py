@@ -76,8 +76,9 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
 
     try:
         with _settings(annotator, item_config(annotator.config, item)):
-            res = annotator.annotate(item.path, rec=item.id, timeline=item.timeline, on_stage=stage,
-                                     load=lambda: load_item_audio(item))
+            res = annotator.annotate(
+                item.path, rec=item.id, timeline=item.timeline, on_stage=stage, load=lambda: load_item_audio(item)
+            )
     except Exception as exc:  # the Annotator returns its errors; this guards the corpus against the rest
         log.debug("annotation of %s failed", item.id, exc_info=True)
         return ItemResult(id=item.id, status="failed", error=f"{exc.__class__.__name__}: {exc}")
@@ -86,5 +87,14 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
     timings = {k: round(v, 3) for k, v in res.timings.items()}
     timings["wall"] = round(time.perf_counter() - t0, 3)
     warn = res.failed_summary() if res.ok and res.failed_fields else ""
-    return ItemResult(id=item.id, status=status, error=error, warning=warn, duration=round(res.duration, 3),
-                      segments=len(res.records), timings=timings, worker=os.getpid(), peak_mb=_peak_mb())
+    return ItemResult(
+        id=item.id,
+        status=status,
+        error=error,
+        warning=warn,
+        duration=round(res.duration, 3),
+        segments=len(res.records),
+        timings=timings,
+        worker=os.getpid(),
+        peak_mb=_peak_mb(),
+    )

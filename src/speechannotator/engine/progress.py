@@ -27,8 +27,14 @@ class CorpusProgress:
         self.audio_s = 0.0
         self.known_s = 0.0  # audio of the finished recordings as counted in total_audio_s
         self.t0 = time.perf_counter()
-        self.bar = tqdm(total=total, unit="rec", disable=disable or total == 0, file=sys.stderr, dynamic_ncols=True,
-                        bar_format="{desc}{n_fmt}/{total_fmt} rec |{bar}| {postfix}")
+        self.bar = tqdm(
+            total=total,
+            unit="rec",
+            disable=disable or total == 0,
+            file=sys.stderr,
+            dynamic_ncols=True,
+            bar_format="{desc}{n_fmt}/{total_fmt} rec |{bar}| {postfix}",
+        )
         self._refresh()
 
     def stage(self, rec: str, stage: str) -> None:

@@ -136,8 +136,11 @@ def run_ray(
             batch_size=1,
             batch_format="numpy",
             compute=ActorPoolStrategy(size=workers),
-            fn_constructor_kwargs={"out_dir": str(out), "config_json": config.model_dump_json(),
-                                   "log_level": log.getEffectiveLevel()},
+            fn_constructor_kwargs={
+                "out_dir": str(out),
+                "config_json": config.model_dump_json(),
+                "log_level": log.getEffectiveLevel(),
+            },
             num_cpus=cpus,
             num_gpus=gpus,
             runtime_env={"env_vars": _actor_env()},

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..config import Config
-from ..output.files import prepare_out_dir
 from ..corpus import CorpusItem, attach_timelines, read_corpus, write_manifest
+from ..output.files import prepare_out_dir
 from .item_run import ItemResult
 from .progress import CorpusProgress
 from .ray_engine import RayOptions

@@ -42,11 +42,20 @@ FIELD_HINTS = {
     "contextual_inference": "what the context suggests about the situation and speaker state",
 }
 _VOCAB = {
-    "zh": {"gender": "男声, 女声", "age": "儿童, 少年, 青年, 中年, 老年", "accent": "标准普通话",
-           "intensity": "极弱, 较弱, 中等, 较强, 极强", "none": "无"},
-    "en": {"gender": "male, female", "age": "child, teenager, young adult, middle-aged, elderly",
-           "accent": "standard American English", "intensity": "very weak, weak, moderate, strong, very strong",
-           "none": "none"},
+    "zh": {
+        "gender": "男声, 女声",
+        "age": "儿童, 少年, 青年, 中年, 老年",
+        "accent": "标准普通话",
+        "intensity": "极弱, 较弱, 中等, 较强, 极强",
+        "none": "无",
+    },
+    "en": {
+        "gender": "male, female",
+        "age": "child, teenager, young adult, middle-aged, elderly",
+        "accent": "standard American English",
+        "intensity": "very weak, weak, moderate, strong, very strong",
+        "none": "none",
+    },
 }
 
 
@@ -61,19 +70,36 @@ class BaselineLog:
 
 
 def _schema(n: int, max_len: int) -> dict:
-    item = {"type": "object", "properties": {"index": {"type": "integer"},
-            **{f: {"type": "string", "maxLength": max_len} for f in FIELDS}},
-            "required": ["index", *FIELDS], "additionalProperties": False}
-    return {"type": "object", "properties": {"segments": {"type": "array", "items": item, "minItems": n, "maxItems": n}},
-            "required": ["segments"], "additionalProperties": False}
+    item = {
+        "type": "object",
+        "properties": {"index": {"type": "integer"}, **{f: {"type": "string", "maxLength": max_len} for f in FIELDS}},
+        "required": ["index", *FIELDS],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"segments": {"type": "array", "items": item, "minItems": n, "maxItems": n}},
+        "required": ["segments"],
+        "additionalProperties": False,
+    }
 
 
 def build_prompt(segments: list[dict], lang: str) -> str:
     v = _VOCAB[lang]
     hints = "\n".join(f"- {f}: {FIELD_HINTS[f].format(**v)}" for f in FIELDS)
-    listing = json.dumps([{"index": i, "speaker_id": s.get("speaker_id"), "start_ms": s.get("start_time"),
-                           "end_ms": s.get("end_time"), "text": s.get("text")} for i, s in enumerate(segments)],
-                         ensure_ascii=False)
+    listing = json.dumps(
+        [
+            {
+                "index": i,
+                "speaker_id": s.get("speaker_id"),
+                "start_ms": s.get("start_time"),
+                "end_ms": s.get("end_time"),
+                "text": s.get("text"),
+            }
+            for i, s in enumerate(segments)
+        ],
+        ensure_ascii=False,
+    )
     language = "Chinese" if lang == "zh" else "English"
     return (
         "You annotate speech. The audio is one recording; the segments below are its reference "
@@ -119,16 +145,22 @@ class BaselineAnnotator:
     logs: list[BaselineLog] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        endpoint = EndpointConfig(url=self.url, model=self.model, api_key_env=self.api_key_env,
-                                  timeout_s=self.timeout_s, temperature=self.temperature)
+        endpoint = EndpointConfig(
+            url=self.url,
+            model=self.model,
+            api_key_env=self.api_key_env,
+            timeout_s=self.timeout_s,
+            temperature=self.temperature,
+        )
         self._client = ChatClient(endpoint, role="baseline")
 
     def _request(self, prompt: str, audio_b64: str | None, schema: dict, rec: BaselineLog, max_tokens: int) -> str:
         retried = False
         for _ in range(6):  # audio drop (1) + format downgrades (2) + one retry of a transient fault
             try:
-                return self._client.chat(None, prompt, schema, schema_name="annotation", audio_wav_b64=audio_b64,
-                                         max_tokens=max_tokens)
+                return self._client.chat(
+                    None, prompt, schema, schema_name="annotation", audio_wav_b64=audio_b64, max_tokens=max_tokens
+                )
             except AudioRejected as exc:
                 rec.audio_fallback, rec.audio_sent, audio_b64 = str(exc)[:200], False, None
                 log.warning("%s: server rejected audio; retrying text-only", rec.recording)

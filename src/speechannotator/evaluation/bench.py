@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from tqdm import tqdm
 
 from ..audio import AUDIO_EXTENSIONS
 from .attributes import score_attributes
 from .encoders import CachedEncoder, Encoder
-from .io import EvalInputError, Sessions, TimelineSegment, _from_output_json
+from .io import EvalInputError, Sessions, _from_output_json
 from .report import VariantRuns, write_report
 from .timeline import DEFAULT_COLLAR, score_sessions
 
@@ -86,8 +86,16 @@ class BenchSettings:
 
 
 class BenchRunner:
-    def __init__(self, bench_dir: str | Path, out_dir: str | Path, *, encoder: Encoder, config=None,
-                 annotate: AnnotateFn | None = None, settings: BenchSettings | None = None):
+    def __init__(
+        self,
+        bench_dir: str | Path,
+        out_dir: str | Path,
+        *,
+        encoder: Encoder,
+        config=None,
+        annotate: AnnotateFn | None = None,
+        settings: BenchSettings | None = None,
+    ):
         self.cases = discover_cases(bench_dir)
         self.bench_dir, self.out_dir = Path(bench_dir), Path(out_dir)
         self.encoder = CachedEncoder(encoder)
@@ -125,8 +133,11 @@ class BenchRunner:
                 out[case.name] = json.loads(done.read_text(encoding="utf-8"))
             else:
                 try:
-                    recs = _as_dicts(self.annotate(case.audio, out_dir=folder, config=cfg,
-                                                   timeline=case.reference if fixed else None))
+                    recs = _as_dicts(
+                        self.annotate(
+                            case.audio, out_dir=folder, config=cfg, timeline=case.reference if fixed else None
+                        )
+                    )
                     done.write_text(json.dumps(recs, ensure_ascii=False, indent=1), encoding="utf-8")
                     out[case.name] = recs
                 except Exception as exc:  # one failed case scores 0 / all-deleted; the bench goes on
@@ -167,8 +178,15 @@ class BenchRunner:
                     refs = {c.name: c.records for c in self.cases}
                     vr.attributes.append(score_attributes(refs, outs, self.encoder).to_dict())
                 results.append(vr)
-        settings = {"bench": str(self.bench_dir), "runs": s.runs, "cases": [c.name for c in self.cases],
-                    "encoder": self.encoder.name, "collar": s.collar, "ablations": list(s.ablations),
-                    "fixed_timeline_only": s.fixed_timeline_only, **s.extra}
+        settings = {
+            "bench": str(self.bench_dir),
+            "runs": s.runs,
+            "cases": [c.name for c in self.cases],
+            "encoder": self.encoder.name,
+            "collar": s.collar,
+            "ablations": list(s.ablations),
+            "fixed_timeline_only": s.fixed_timeline_only,
+            **s.extra,
+        }
         files = write_report(self.out_dir, results, settings, full_name=s.system_name)
         return results, files

@@ -37,16 +37,37 @@ def eval_group() -> None:
 
 
 @eval_group.command("timeline")
-@click.option("--ref", "ref", required=True, type=click.Path(exists=True, path_type=Path),
-              help="Reference file or folder (output-format JSON, SegLST or STM).")
-@click.option("--hyp", "hyp", required=True, type=click.Path(exists=True, path_type=Path),
-              help="Hypothesis file or folder; recordings are matched by name.")
-@click.option("--collar", default=5.0, show_default=True, type=float, callback=_finite_collar,
-              help="tcpCER collar in seconds.")
-@click.option("--unit", type=click.Choice(["auto", "char", "word"]), default="auto", show_default=True,
-              help="auto: characters when the reference holds CJK text, words otherwise.")
-@click.option("--engine", type=click.Choice(["fast", "meeteval"]), default="fast", show_default=True,
-              help="fast: rapidfuzz Levenshtein for CER/cpCER (same counts), meeteval for tcpCER.")
+@click.option(
+    "--ref",
+    "ref",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Reference file or folder (output-format JSON, SegLST or STM).",
+)
+@click.option(
+    "--hyp",
+    "hyp",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Hypothesis file or folder; recordings are matched by name.",
+)
+@click.option(
+    "--collar", default=5.0, show_default=True, type=float, callback=_finite_collar, help="tcpCER collar in seconds."
+)
+@click.option(
+    "--unit",
+    type=click.Choice(["auto", "char", "word"]),
+    default="auto",
+    show_default=True,
+    help="auto: characters when the reference holds CJK text, words otherwise.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["fast", "meeteval"]),
+    default="fast",
+    show_default=True,
+    help="fast: rapidfuzz Levenshtein for CER/cpCER (same counts), meeteval for tcpCER.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
 def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as_json: bool) -> None:
     """CER, cpCER and tcpCER (or WER variants) per recording and pooled."""
@@ -68,12 +89,27 @@ def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as
 
 
 @eval_group.command("attributes")
-@click.option("--ref", "ref", required=True, type=click.Path(exists=True, path_type=Path),
-              help="Reference output-format JSON file or folder.")
-@click.option("--hyp", "hyp", required=True, type=click.Path(exists=True, path_type=Path),
-              help="Hypothesis output-format JSON file or folder; recordings matched by name.")
-@click.option("--encoder", "encoder_spec", default="use", show_default=True,
-              help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.")
+@click.option(
+    "--ref",
+    "ref",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Reference output-format JSON file or folder.",
+)
+@click.option(
+    "--hyp",
+    "hyp",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Hypothesis output-format JSON file or folder; recordings matched by name.",
+)
+@click.option(
+    "--encoder",
+    "encoder_spec",
+    default="use",
+    show_default=True,
+    help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
 def attributes_cmd(ref: Path, hyp: Path, encoder_spec: str, as_json: bool) -> None:
     """Closed-Eval (gender, age) and Open-Eval (13 fields): fields, categories, macro."""
@@ -109,30 +145,59 @@ def bench_group() -> None:
 @bench_group.command("run")
 @click.argument("bench_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--runs", default=5, show_default=True, type=click.IntRange(1), help="Runs per setting.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Results folder (default: bench_results/<bench name>). Finished outputs there are reused.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Results folder (default: bench_results/<bench name>). Finished outputs there are reused.",
+)
 @click.option("--no-review", is_flag=True, help="Add the w/o Loop ablation (Table 3).")
 @click.option("--no-context", is_flag=True, help="Add the w/o Context ablation (Table 3).")
 @click.option("--no-priors", is_flag=True, help="Add the w/o Priors ablation (Table 3).")
 @click.option("--fixed-timeline", is_flag=True, help="Only the fixed-timeline setting (skip Table 1).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Pipeline config TOML.")
-@click.option("--encoder", "encoder_spec", default="use", show_default=True,
-              help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.")
-@click.option("--collar", default=5.0, show_default=True, type=float, callback=_finite_collar,
-              help="tcpCER collar in seconds.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Pipeline config TOML.",
+)
+@click.option(
+    "--encoder",
+    "encoder_spec",
+    default="use",
+    show_default=True,
+    help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.",
+)
+@click.option(
+    "--collar", default=5.0, show_default=True, type=float, callback=_finite_collar, help="tcpCER collar in seconds."
+)
 @click.option("--baseline-url", default=None, help="Score an OpenAI-compatible audio model instead of the pipeline.")
 @click.option("--baseline-model", default=None, help="Model name at --baseline-url.")
 @click.option("--baseline-no-audio", is_flag=True, help="Send the baseline text only (no audio part).")
-def bench_run_cmd(bench_dir: Path, runs: int, out_dir: Path | None, no_review: bool, no_context: bool,
-                  no_priors: bool, fixed_timeline: bool, config_path: Path | None, encoder_spec: str, collar: float,
-                  baseline_url: str | None, baseline_model: str | None, baseline_no_audio: bool) -> None:
+def bench_run_cmd(
+    bench_dir: Path,
+    runs: int,
+    out_dir: Path | None,
+    no_review: bool,
+    no_context: bool,
+    no_priors: bool,
+    fixed_timeline: bool,
+    config_path: Path | None,
+    encoder_spec: str,
+    collar: float,
+    baseline_url: str | None,
+    baseline_model: str | None,
+    baseline_no_audio: bool,
+) -> None:
     """Run BENCH_DIR (<case>.<audio> + <case>.json) and write Tables 1-3, CSV, JSON and a chart."""
     from .bench import BenchRunner, BenchSettings
     from .encoders import make_encoder
 
-    ablations = tuple(k for k, on in (("no_review", no_review), ("no_context", no_context),
-                                       ("no_priors", no_priors)) if on)
+    ablations = tuple(
+        k for k, on in (("no_review", no_review), ("no_context", no_context), ("no_priors", no_priors)) if on
+    )
     annotate, name, extra = None, "SpeechAnnotator", {}
     if baseline_url or baseline_model:
         if not (baseline_url and baseline_model):
@@ -151,17 +216,29 @@ def bench_run_cmd(bench_dir: Path, runs: int, out_dir: Path | None, no_review: b
 
             config = load_config(config_path)
         runner = BenchRunner(
-            bench_dir, out_dir or Path("bench_results") / bench_dir.resolve().name, encoder=make_encoder(encoder_spec),
-            config=config, annotate=annotate,
-            settings=BenchSettings(runs=runs, ablations=ablations, fixed_timeline_only=fixed_timeline,
-                                   collar=collar, system_name=name, extra=extra))
+            bench_dir,
+            out_dir or Path("bench_results") / bench_dir.resolve().name,
+            encoder=make_encoder(encoder_spec),
+            config=config,
+            annotate=annotate,
+            settings=BenchSettings(
+                runs=runs,
+                ablations=ablations,
+                fixed_timeline_only=fixed_timeline,
+                collar=collar,
+                system_name=name,
+                extra=extra,
+            ),
+        )
         _, files = runner.run()
     except (EvalInputError, ValueError, FileNotFoundError, ImportError) as exc:
         _fail(exc)
     if annotate is not None and getattr(annotate, "logs", None):
         fallbacks = sum(bool(r.audio_fallback) for r in annotate.logs)
-        click.echo(f"baseline requests: {len(annotate.logs)}; text-only fallbacks: {fallbacks}; "
-                   f"failed: {sum(bool(r.error) for r in annotate.logs)}")
+        click.echo(
+            f"baseline requests: {len(annotate.logs)}; text-only fallbacks: {fallbacks}; "
+            f"failed: {sum(bool(r.error) for r in annotate.logs)}"
+        )
     click.echo(files["markdown"].read_text(encoding="utf-8"))
     for kind, p in files.items():
         click.echo(f"{kind}: {p}")

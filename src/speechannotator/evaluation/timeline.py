@@ -38,11 +38,11 @@ class ErrorCounts:
         """Percent; None when the reference holds no tokens."""
         return 100.0 * self.errors / self.length if self.length else None
 
-    def __add__(self, other: "ErrorCounts") -> "ErrorCounts":
+    def __add__(self, other: ErrorCounts) -> ErrorCounts:
         return ErrorCounts(*(a + b for a, b in zip(astuple_(self), astuple_(other))))
 
     @classmethod
-    def from_meeteval(cls, er) -> "ErrorCounts":
+    def from_meeteval(cls, er) -> ErrorCounts:
         return cls(er.errors, er.length, er.insertions, er.deletions, er.substitutions)
 
 
@@ -92,8 +92,12 @@ class TimelineScores:
         out["unit"] = self.unit
         out["collar"] = self.collar
         out["per_recording"] = {
-            name: {**self.rates(r), "counts": {k: asdict(getattr(r, k)) for k in ("plain", "cp", "tcp")},
-                   "ref_speakers": r.ref_speakers, "hyp_speakers": r.hyp_speakers}
+            name: {
+                **self.rates(r),
+                "counts": {k: asdict(getattr(r, k)) for k in ("plain", "cp", "tcp")},
+                "ref_speakers": r.ref_speakers,
+                "hyp_speakers": r.hyp_speakers,
+            }
             for name, r in self.per_recording.items()
         }
         return out
@@ -102,11 +106,18 @@ class TimelineScores:
 def _seglst(segs: list[TimelineSegment], unit: Unit, session: str):
     from meeteval.io.seglst import SegLST
 
-    return SegLST([
-        {"session_id": session, "speaker": s.speaker, "start_time": s.start, "end_time": s.end,
-         "words": " ".join(tokens(s.text, unit))}
-        for s in segs
-    ])
+    return SegLST(
+        [
+            {
+                "session_id": session,
+                "speaker": s.speaker,
+                "start_time": s.start,
+                "end_time": s.end,
+                "words": " ".join(tokens(s.text, unit)),
+            }
+            for s in segs
+        ]
+    )
 
 
 def _concatenated(segs: list[TimelineSegment], unit: Unit) -> list[str]:
@@ -152,8 +163,13 @@ def _cp_fast(ref: list[TimelineSegment], hyp: list[TimelineSegment], unit: Unit)
 
 
 def score_recording(
-    ref: list[TimelineSegment], hyp: list[TimelineSegment], *, unit: Unit, collar: float = DEFAULT_COLLAR,
-    session: str = "recording", engine: str = "fast",
+    ref: list[TimelineSegment],
+    hyp: list[TimelineSegment],
+    *,
+    unit: Unit,
+    collar: float = DEFAULT_COLLAR,
+    session: str = "recording",
+    engine: str = "fast",
 ) -> RecordingScores:
     from meeteval.wer.wer.cp import cp_word_error_rate
     from meeteval.wer.wer.siso import _siso_error_rate
@@ -188,8 +204,13 @@ def score_recording(
 
 
 def score_sessions(
-    ref: Sessions, hyp: Sessions, *, collar: float = DEFAULT_COLLAR, unit: UnitChoice = "auto",
-    sessions: list[str] | None = None, engine: str = "fast",
+    ref: Sessions,
+    hyp: Sessions,
+    *,
+    collar: float = DEFAULT_COLLAR,
+    unit: UnitChoice = "auto",
+    sessions: list[str] | None = None,
+    engine: str = "fast",
 ) -> TimelineScores:
     if not math.isfinite(collar) or collar < 0:
         raise ValueError(f"collar must be a finite number >= 0 seconds, got {collar}")
@@ -198,7 +219,8 @@ def score_sessions(
     scores = TimelineScores(chosen, float(collar))
     for name in names:
         scores.per_recording[name] = score_recording(
-            ref[name], hyp.get(name, []), unit=chosen, collar=collar, session=name, engine=engine)
+            ref[name], hyp.get(name, []), unit=chosen, collar=collar, session=name, engine=engine
+        )
     return scores
 
 
@@ -215,6 +237,7 @@ def score_timeline(
         return score_sessions({"recording": ref}, {"recording": hyp}, collar=collar, unit=unit, engine=engine)
     ref_s = ref if isinstance(ref, dict) else load_timeline(ref)
     hyp_s = hyp if isinstance(hyp, dict) else load_timeline(hyp)
-    names = pair_sessions(ref_s, hyp_s, ref_path="" if isinstance(ref, dict) else ref,
-                          hyp_path="" if isinstance(hyp, dict) else hyp)
+    names = pair_sessions(
+        ref_s, hyp_s, ref_path="" if isinstance(ref, dict) else ref, hyp_path="" if isinstance(hyp, dict) else hyp
+    )
     return score_sessions(ref_s, hyp_s, collar=collar, unit=unit, sessions=names, engine=engine)

@@ -9,7 +9,8 @@ split on whitespace.
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 from ..schema import has_cjk, normalize_text
 

@@ -8,8 +8,9 @@ from .corpus_view import ExportFilter, corpus_view
 from .formats import EXPORT_FORMATS
 
 
-def export_corpus(out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None = None, *,
-                  rate: str = "16000") -> Path:
+def export_corpus(
+    out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None = None, *, rate: str = "16000"
+) -> Path:
     """Export the complete recordings of an annotation folder to `dest` in `fmt` (see EXPORT_FORMATS).
 
     clips and hf write audio at `rate` ("16000" or "source"); jsonl, rttm and seglst write one file

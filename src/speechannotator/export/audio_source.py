@@ -19,4 +19,4 @@ def recording_samples(item: CorpusItem, rate: str = "16000") -> tuple[np.ndarray
 
 
 def cut(samples: np.ndarray, sr: int, start: float, end: float) -> np.ndarray:
-    return samples[max(0, int(round(start * sr))):min(len(samples), int(round(end * sr)))]
+    return samples[max(0, int(round(start * sr))) : min(len(samples), int(round(end * sr)))]

@@ -117,8 +117,11 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
                 seg = ExportSegment(rec=rec["rec"], index=i, key=key, record=d, confidence=conf.get(key, {}))
                 if filters.keeps(seg):
                     segs.append(seg)
-            view.append(ExportRecording(id=rec["rec"], item=_item_for(rec, manifest),
-                                        duration=float(rec["duration"] or 0.0), segments=segs))
+            view.append(
+                ExportRecording(
+                    id=rec["rec"], item=_item_for(rec, manifest), duration=float(rec["duration"] or 0.0), segments=segs
+                )
+            )
     finally:
         store.close()
     return sorted(view, key=lambda r: r.id)

@@ -51,15 +51,34 @@ def export_labelstudio(view: list[ExportRecording], dest: Path, *, audio_url_pre
             speakers.add(spk)
             region = {"start": seg.start, "end": seg.end, "channel": 0}
             rid = f"{seg.index:05d}"
-            result.append({"id": rid, "from_name": "speaker", "to_name": "audio", "type": "labels",
-                           "value": {**region, "labels": [spk]}})
-            result.append({"id": rid, "from_name": "transcription", "to_name": "audio", "type": "textarea",
-                           "value": {**region, "text": [seg.record["text"]]}})
-        tasks.append({
-            "data": {"audio": audio_url_prefix + str(audio_path).lstrip("/"), "recording": rec.id,
-                     "segments": [s.record for s in rec.segments]},
-            "predictions": [{"model_version": "speechannotator", "result": result}],
-        })
+            result.append(
+                {
+                    "id": rid,
+                    "from_name": "speaker",
+                    "to_name": "audio",
+                    "type": "labels",
+                    "value": {**region, "labels": [spk]},
+                }
+            )
+            result.append(
+                {
+                    "id": rid,
+                    "from_name": "transcription",
+                    "to_name": "audio",
+                    "type": "textarea",
+                    "value": {**region, "text": [seg.record["text"]]},
+                }
+            )
+        tasks.append(
+            {
+                "data": {
+                    "audio": audio_url_prefix + str(audio_path).lstrip("/"),
+                    "recording": rec.id,
+                    "segments": [s.record for s in rec.segments],
+                },
+                "predictions": [{"model_version": "speechannotator", "result": result}],
+            }
+        )
     write_text_atomic(dest / "tasks.json", json.dumps(tasks, ensure_ascii=False, indent=2) + "\n")
     write_text_atomic(dest / "config.xml", _config(sorted(speakers)))
     return dest

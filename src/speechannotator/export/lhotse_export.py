@@ -36,13 +36,22 @@ def export_lhotse(view: list[ExportRecording], dest: Path) -> Path:
         recording = Recording.from_file(audio_path, recording_id=rec.id)
         recordings.append(recording)
         for seg in rec.segments:
-            supervisions.append(SupervisionSegment(
-                id=seg.uid, recording_id=rec.id, start=round(offset + seg.start, 3), duration=round(seg.duration, 3),
-                channel=recording.channel_ids[0] if len(recording.channel_ids) == 1 else recording.channel_ids,
-                text=seg.record["text"], language=seg.record["language"], speaker=seg.speaker,
-                custom={**{k: v for k, v in seg.record.items() if k not in CUSTOM_EXCLUDED},
-                        "confidence": dict(sorted(seg.confidence.items()))},
-            ))
+            supervisions.append(
+                SupervisionSegment(
+                    id=seg.uid,
+                    recording_id=rec.id,
+                    start=round(offset + seg.start, 3),
+                    duration=round(seg.duration, 3),
+                    channel=recording.channel_ids[0] if len(recording.channel_ids) == 1 else recording.channel_ids,
+                    text=seg.record["text"],
+                    language=seg.record["language"],
+                    speaker=seg.speaker,
+                    custom={
+                        **{k: v for k, v in seg.record.items() if k not in CUSTOM_EXCLUDED},
+                        "confidence": dict(sorted(seg.confidence.items())),
+                    },
+                )
+            )
     RecordingSet.from_recordings(recordings).to_file(dest / "recordings.jsonl.gz")
     SupervisionSet.from_segments(supervisions).to_file(dest / "supervisions.jsonl.gz")
     return dest

@@ -18,9 +18,15 @@ def export_rttm(view: list[ExportRecording], dest: Path) -> Path:
 
     path = dest if dest.suffix == ".rttm" else dest / "corpus.rttm"
     lines = [
-        RTTMLine(filename=_session(r.id), channel="1", begin_time=round(s.start, 3), duration=round(s.duration, 3),
-                 speaker_id=s.record["speaker_id"])
-        for r in view for s in r.segments
+        RTTMLine(
+            filename=_session(r.id),
+            channel="1",
+            begin_time=round(s.start, 3),
+            duration=round(s.duration, 3),
+            speaker_id=s.record["speaker_id"],
+        )
+        for r in view
+        for s in r.segments
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     RTTM(lines).dump(path)
@@ -32,9 +38,16 @@ def export_seglst(view: list[ExportRecording], dest: Path) -> Path:
 
     path = dest if dest.suffix == ".json" else dest / "corpus.seglst.json"
     segs = [
-        {"session_id": r.id, "speaker": s.record["speaker_id"], "start_time": s.start, "end_time": s.end,
-         "words": s.record["text"], "segment_index": s.index}
-        for r in view for s in r.segments
+        {
+            "session_id": r.id,
+            "speaker": s.record["speaker_id"],
+            "start_time": s.start,
+            "end_time": s.end,
+            "words": s.record["text"],
+            "segment_index": s.index,
+        }
+        for r in view
+        for s in r.segments
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     SegLST(segs).dump(path)

@@ -20,10 +20,28 @@ from .asr_types import ZH_PROMPT, Decoded, LanguageGuess, Piece, RawWord, wav_by
 
 # verbose_json's `language` is a code (vLLM, this project's server) or an English name (OpenAI).
 _NAMES = {
-    "english": "en", "chinese": "zh", "mandarin": "zh", "cantonese": "yue", "japanese": "ja", "korean": "ko",
-    "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt", "russian": "ru",
-    "arabic": "ar", "hindi": "hi", "dutch": "nl", "turkish": "tr", "vietnamese": "vi", "thai": "th",
-    "indonesian": "id", "polish": "pl", "swedish": "sv", "ukrainian": "uk",
+    "english": "en",
+    "chinese": "zh",
+    "mandarin": "zh",
+    "cantonese": "yue",
+    "japanese": "ja",
+    "korean": "ko",
+    "german": "de",
+    "french": "fr",
+    "spanish": "es",
+    "italian": "it",
+    "portuguese": "pt",
+    "russian": "ru",
+    "arabic": "ar",
+    "hindi": "hi",
+    "dutch": "nl",
+    "turkish": "tr",
+    "vietnamese": "vi",
+    "thai": "th",
+    "indonesian": "id",
+    "polish": "pl",
+    "swedish": "sv",
+    "ukrainian": "uk",
 }
 
 
@@ -42,13 +60,29 @@ def _get(obj, name, default=None):
 
 def parse_verbose(reply, duration: float) -> Decoded:
     """A verbose_json reply (dict or the openai SDK's object) -> Decoded."""
-    words = [RawWord(str(_get(w, "word", "")), float(_get(w, "start", 0.0)), float(_get(w, "end", 0.0)),
-                     float(_get(w, "probability", 1.0) or 1.0)) for w in (_get(reply, "words") or [])]
+    words = [
+        RawWord(
+            str(_get(w, "word", "")),
+            float(_get(w, "start", 0.0)),
+            float(_get(w, "end", 0.0)),
+            float(_get(w, "probability", 1.0) or 1.0),
+        )
+        for w in (_get(reply, "words") or [])
+    ]
     pieces = []
     for s in _get(reply, "segments") or []:
         a, b = float(_get(s, "start", 0.0)), float(_get(s, "end", duration))
-        pieces.append(Piece(a, b, str(_get(s, "text", "")), [], float(_get(s, "avg_logprob", 0.0) or 0.0),
-                            float(_get(s, "compression_ratio", 1.0) or 1.0), float(_get(s, "no_speech_prob", 0.0) or 0.0)))
+        pieces.append(
+            Piece(
+                a,
+                b,
+                str(_get(s, "text", "")),
+                [],
+                float(_get(s, "avg_logprob", 0.0) or 0.0),
+                float(_get(s, "compression_ratio", 1.0) or 1.0),
+                float(_get(s, "no_speech_prob", 0.0) or 0.0),
+            )
+        )
     if not pieces:
         text = str(_get(reply, "text", "") or "")
         pieces = [Piece(0.0, duration, text)] if text.strip() else []
@@ -56,7 +90,11 @@ def parse_verbose(reply, duration: float) -> Decoded:
         # Each word joins the piece that holds its midpoint, so a dropped piece drops its words.
         for w in words:
             mid = (w.start + w.end) / 2
-            host = min(pieces, key=lambda p: 0.0 if p.start <= mid <= p.end else min(abs(mid - p.start), abs(mid - p.end)), default=None)
+            host = min(
+                pieces,
+                key=lambda p: 0.0 if p.start <= mid <= p.end else min(abs(mid - p.start), abs(mid - p.end)),
+                default=None,
+            )
             if host is None:
                 host = Piece(0.0, duration, "".join(x.text for x in words))
                 pieces.append(host)
@@ -79,8 +117,12 @@ class OpenAIAsr:
         if client is None:
             from openai import OpenAI
 
-            client = OpenAI(base_url=cfg.url, api_key=os.environ.get(cfg.api_key_env) or "none",
-                            timeout=cfg.timeout_s, max_retries=cfg.max_retries)
+            client = OpenAI(
+                base_url=cfg.url,
+                api_key=os.environ.get(cfg.api_key_env) or "none",
+                timeout=cfg.timeout_s,
+                max_retries=cfg.max_retries,
+            )
         self.client = client
 
     def detect(self, clip: np.ndarray) -> LanguageGuess | None:
@@ -100,7 +142,9 @@ class OpenAIAsr:
                 temperature=0.0,
             )
         except OpenAIError as exc:
-            raise AsrEndpointError(f"transcription endpoint {self.cfg.url} failed: {str(exc).splitlines()[0][:200]}") from exc
+            raise AsrEndpointError(
+                f"transcription endpoint {self.cfg.url} failed: {str(exc).splitlines()[0][:200]}"
+            ) from exc
         dec = parse_verbose(reply, len(clip) / 16000)
         if language:
             dec.language, dec.language_probability = language, 1.0

@@ -68,13 +68,27 @@ class AsrBackend(Protocol):
 # Whisper's stock outputs on music, silence and noise (subtitle credits and sign-offs):
 # dropped only when the piece is also uncertain, since people do say "thank you".
 _STOCK_PHRASES = (
-    "thank you", "thanks for watching", "thank you for watching", "thank you so much for watching",
-    "please subscribe", "subtitles by the amaraorg community", "you", "bye",
-    "字幕由amaraorg社区提供", "请不吝点赞订阅转发打赏支持明镜与点点栏目", "谢谢观看", "谢谢大家", "字幕志愿者",
-    "明镜需要您的支持", "订阅", "謝謝觀看",
+    "thank you",
+    "thanks for watching",
+    "thank you for watching",
+    "thank you so much for watching",
+    "please subscribe",
+    "subtitles by the amaraorg community",
+    "you",
+    "bye",
+    "字幕由amaraorg社区提供",
+    "请不吝点赞订阅转发打赏支持明镜与点点栏目",
+    "谢谢观看",
+    "谢谢大家",
+    "字幕志愿者",
+    "明镜需要您的支持",
+    "订阅",
+    "謝謝觀看",
 )
 _MUSIC = set("♪♫♬♩🎵🎶")
-_TAG = re.compile(r"^[\[(（【]\s*(music|musik|音乐|音樂|applause|laughter|silence|noise|blank_audio)\s*[\])）】]$", re.I)
+_TAG = re.compile(
+    r"^[\[(（【]\s*(music|musik|音乐|音樂|applause|laughter|silence|noise|blank_audio)\s*[\])）】]$", re.I
+)
 
 
 def _bare(text: str) -> str:

@@ -66,9 +66,13 @@ class WhisperAsr:
         )
         pieces = [
             Piece(
-                p.start, p.end, p.text,
+                p.start,
+                p.end,
+                p.text,
                 [RawWord(w.word, w.start, w.end, float(w.probability)) for w in (p.words or [])],
-                float(p.avg_logprob), float(p.compression_ratio), float(p.no_speech_prob),
+                float(p.avg_logprob),
+                float(p.compression_ratio),
+                float(p.no_speech_prob),
             )
             for p in parts
         ]

@@ -24,6 +24,7 @@ Long recordings: at most `max_points` windows are clustered directly (evenly sub
 every window is then assigned to its nearest speaker centroid, so memory and time stay
 bounded and speaker ids are consistent across the whole file.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,8 +46,9 @@ def _normalize(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
 
 
-def _merge_alike(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit: float,
-                 min_speakers: int) -> tuple[np.ndarray, np.ndarray]:
+def _merge_alike(
+    x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit: float, min_speakers: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Join the two most alike clusters while their centroids are more alike than `limit`
     (the eigengap cannot answer "one voice"; two halves of one voice stay above it)."""
     while len(centroids) > max(1, min_speakers):
@@ -62,8 +64,17 @@ def _merge_alike(x: np.ndarray, labels: np.ndarray, centroids: np.ndarray, limit
     return labels, centroids
 
 
-def _centered_result(x: np.ndarray, xc: np.ndarray, sample: np.ndarray, labels: np.ndarray, num_speakers: int | None,
-                     min_speakers: int, max_speakers: int, min_windows: int, merge_similarity: float) -> ClusterResult:
+def _centered_result(
+    x: np.ndarray,
+    xc: np.ndarray,
+    sample: np.ndarray,
+    labels: np.ndarray,
+    num_speakers: int | None,
+    min_speakers: int,
+    max_speakers: int,
+    min_windows: int,
+    merge_similarity: float,
+) -> ClusterResult:
     counts = np.bincount(labels)
     # min_windows counts windows of the whole recording; the clustered sample holds a share of them.
     least = max(2, round(min_windows * len(sample) / len(x)))
@@ -124,10 +135,13 @@ def estimate_clusters(
             k = len(np.unique(labels))
             if k > max_speakers or k < min_speakers:
                 labels = fcluster(tree, t=int(np.clip(k, min_speakers, max_speakers)), criterion="maxclust")
-        return _centered_result(x, xc, sample, labels - 1, num_speakers, min_speakers, max_speakers, min_windows,
-                                merge_similarity)
+        return _centered_result(
+            x, xc, sample, labels - 1, num_speakers, min_speakers, max_speakers, min_windows, merge_similarity
+        )
     if method == "spectral":
-        labels = spectral_labels(xs, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers) + 1
+        labels = (
+            spectral_labels(xs, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers) + 1
+        )
     elif num_speakers:
         labels = fcluster(linkage(xs, method="average", metric="cosine"), t=num_speakers, criterion="maxclust")
     else:

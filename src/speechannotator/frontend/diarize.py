@@ -32,7 +32,9 @@ class DiarizationResult:
     num_windows: int
 
 
-def _frame_labels(region: SpeechRegion, centers: np.ndarray, starts: np.ndarray, ends: np.ndarray, labels: np.ndarray) -> np.ndarray:
+def _frame_labels(
+    region: SpeechRegion, centers: np.ndarray, starts: np.ndarray, ends: np.ndarray, labels: np.ndarray
+) -> np.ndarray:
     """Label each 10 ms frame of a region by the windows covering it (nearest center on ties)."""
     n = max(1, int(round(region.duration / _FRAME)))
     t = region.start + (np.arange(n) + 0.5) * _FRAME
@@ -75,7 +77,9 @@ def _smooth(frames: np.ndarray, min_frames: int) -> np.ndarray:
     return frames
 
 
-def diarize(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None) -> DiarizationResult:
+def diarize(
+    samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None
+) -> DiarizationResult:
     cfg = cfg or DiarizationConfig()
     if not regions:
         return DiarizationResult([], 0, 0.0, 0)
@@ -120,7 +124,9 @@ def diarize(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], 
     return DiarizationResult(turns, cl.num_speakers, cl.min_between, len(win))
 
 
-def run_diarization(samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None) -> DiarizationResult:
+def run_diarization(
+    samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None
+) -> DiarizationResult:
     """The configured diarization backend."""
     cfg = cfg or DiarizationConfig()
     if cfg.backend == "pyannote":

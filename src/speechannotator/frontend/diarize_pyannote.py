@@ -24,7 +24,9 @@ _PIPELINES: dict[str, object] = {}
 
 def load_pyannote_pipeline(path: str | None, device: str = "cpu"):
     if not path:
-        raise DiarizationBackendError("diarization.backend 'pyannote' needs diarization.pyannote_path (a local pipeline folder)")
+        raise DiarizationBackendError(
+            "diarization.backend 'pyannote' needs diarization.pyannote_path (a local pipeline folder)"
+        )
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise DiarizationBackendError(f"pyannote pipeline folder not found: {folder}")
@@ -33,7 +35,9 @@ def load_pyannote_pipeline(path: str | None, device: str = "cpu"):
     try:
         from pyannote.audio import Pipeline
     except ImportError as exc:
-        raise DiarizationBackendError(f"diarization.backend 'pyannote' needs the pyannote.audio package ({exc.msg})") from exc
+        raise DiarizationBackendError(
+            f"diarization.backend 'pyannote' needs the pyannote.audio package ({exc.msg})"
+        ) from exc
     key = f"{folder.resolve()}|{device}"
     if key not in _PIPELINES:
         pipeline = Pipeline.from_pretrained(str(folder))
@@ -49,11 +53,13 @@ def load_pyannote_pipeline(path: str | None, device: str = "cpu"):
 
 def turns_from_annotation(annotation) -> list[Turn]:
     """pyannote Annotation -> turns; turns that overlap another speaker's are marked."""
-    turns = [Turn(round(float(seg.start), 3), round(float(seg.end), 3), str(label))
-             for seg, _, label in annotation.itertracks(yield_label=True)]
+    turns = [
+        Turn(round(float(seg.start), 3), round(float(seg.end), 3), str(label))
+        for seg, _, label in annotation.itertracks(yield_label=True)
+    ]
     turns.sort(key=lambda t: (t.start, t.end))
     for i, t in enumerate(turns):
-        for u in turns[i + 1:]:
+        for u in turns[i + 1 :]:
             if u.start >= t.end:
                 break
             if u.speaker != t.speaker:
@@ -65,7 +71,11 @@ def pyannote_diarize(samples: np.ndarray, sr: int, cfg: DiarizationConfig, devic
     import torch
 
     pipeline = load_pyannote_pipeline(cfg.pyannote_path, device)
-    kwargs = {"num_speakers": cfg.num_speakers} if cfg.num_speakers else {"min_speakers": cfg.min_speakers, "max_speakers": cfg.max_speakers}
+    kwargs = (
+        {"num_speakers": cfg.num_speakers}
+        if cfg.num_speakers
+        else {"min_speakers": cfg.min_speakers, "max_speakers": cfg.max_speakers}
+    )
     out = pipeline({"waveform": torch.from_numpy(np.ascontiguousarray(samples))[None], "sample_rate": sr}, **kwargs)
     # pyannote.audio 4 returns an object holding the annotation; 3.x returns the annotation.
     annotation = getattr(out, "speaker_diarization", out)

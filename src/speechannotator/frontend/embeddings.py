@@ -82,7 +82,7 @@ def embed_windows(
             pending.clear()
 
     for i, r in enumerate(regions):
-        wav = samples[int(r.start * sample_rate): int(r.end * sample_rate)]
+        wav = samples[int(r.start * sample_rate) : int(r.end * sample_rate)]
         if len(wav) < int(0.2 * sample_rate):
             continue
         wav = normalize_volume(wav.astype(np.float32), -30, increase_only=False)
@@ -92,7 +92,7 @@ def embed_windows(
         if n > _WINDOW_FRAMES and offsets[-1] + _WINDOW_FRAMES < n:
             offsets.append(n - _WINDOW_FRAMES)  # cover the region's tail
         for o in offsets:
-            m = mel[o: o + _WINDOW_FRAMES]
+            m = mel[o : o + _WINDOW_FRAMES]
             if len(m) < _WINDOW_FRAMES:
                 m = np.pad(m, ((0, _WINDOW_FRAMES - len(m)), (0, 0)))
             pending.append(m)
@@ -107,7 +107,9 @@ def embed_windows(
     return WindowEmbeddings(np.array(starts), np.array(ends), np.concatenate(out), np.array(owner))
 
 
-def embed_short(samples: np.ndarray, sample_rate: int, spans: list[tuple[float, float]], frames: int = 60) -> np.ndarray:
+def embed_short(
+    samples: np.ndarray, sample_rate: int, spans: list[tuple[float, float]], frames: int = 60
+) -> np.ndarray:
     """One embedding per (start, end) span from its first `frames` mel frames (short windows,
     used near speaker changes where 1.6 s windows are too coarse)."""
     encoder()  # imports resemblyzer quietly first
@@ -117,7 +119,9 @@ def embed_short(samples: np.ndarray, sample_rate: int, spans: list[tuple[float, 
         return np.zeros((0, 256), np.float32)
     mels = []
     for a, b in spans:
-        wav = normalize_volume(samples[int(a * sample_rate): int(b * sample_rate)].astype(np.float32), -30, increase_only=False)
+        wav = normalize_volume(
+            samples[int(a * sample_rate) : int(b * sample_rate)].astype(np.float32), -30, increase_only=False
+        )
         m = wav_to_mel_spectrogram(wav)[:frames]
         mels.append(np.pad(m, ((0, frames - len(m)), (0, 0))))
     return _embed(np.stack(mels))

@@ -26,11 +26,22 @@ _STEP = 0.1
 _REACH = 1.2  # seconds searched on either side of the coarse change
 
 
-def refine_changes(samples: np.ndarray, sr: int, turns: list[Turn], centroids: dict[str, np.ndarray], *,
-                   detect_overlap: bool = True, dip: float = 0.06, min_overlap: float = 0.2) -> list[Turn]:
+def refine_changes(
+    samples: np.ndarray,
+    sr: int,
+    turns: list[Turn],
+    centroids: dict[str, np.ndarray],
+    *,
+    detect_overlap: bool = True,
+    dip: float = 0.06,
+    min_overlap: float = 0.2,
+) -> list[Turn]:
     """Adjust boundaries between contiguous turns of different speakers (one region's turns)."""
-    pairs = [i for i in range(len(turns) - 1)
-             if turns[i].speaker != turns[i + 1].speaker and abs(turns[i + 1].start - turns[i].end) < 1e-6]
+    pairs = [
+        i
+        for i in range(len(turns) - 1)
+        if turns[i].speaker != turns[i + 1].speaker and abs(turns[i + 1].start - turns[i].end) < 1e-6
+    ]
     if not pairs:
         return turns
     grids, spans = [], []
@@ -45,7 +56,7 @@ def refine_changes(samples: np.ndarray, sr: int, turns: list[Turn], centroids: d
     vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True).clip(1e-9)
     k = 0
     for i, g in zip(pairs, grids):
-        v, k = vecs[k: k + len(g)], k + len(g)
+        v, k = vecs[k : k + len(g)], k + len(g)
         if len(g) < 3:
             continue
         a, b = turns[i], turns[i + 1]
@@ -66,7 +77,13 @@ def refine_changes(samples: np.ndarray, sr: int, turns: list[Turn], centroids: d
         while hi_j < len(g) - 1 and best[hi_j + 1] < floor:
             hi_j += 1
         start_ov, end_ov = float(g[lo_j]) + _WIN / 4, float(g[hi_j]) - _WIN / 4
-        if detect_overlap and end_ov - start_ov >= min_overlap and start_ov > a.start and end_ov < b.end and start_ov < cut < end_ov:
+        if (
+            detect_overlap
+            and end_ov - start_ov >= min_overlap
+            and start_ov > a.start
+            and end_ov < b.end
+            and start_ov < cut < end_ov
+        ):
             a.end, b.start = round(end_ov, 3), round(start_ov, 3)
             a.overlap = b.overlap = True
         elif a.start < cut < b.end:

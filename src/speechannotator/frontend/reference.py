@@ -35,8 +35,10 @@ def _one_session(found: set, stem: str, what: str) -> bool:
     """Whether rows must be filtered by `stem`; a file for one other recording is refused."""
     if len(found) == 1 and stem not in found:
         (other,) = found
-        raise ReferenceError(f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
-                             f"{stem!r} (or a folder holding {stem}.<ext>)")
+        raise ReferenceError(
+            f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
+            f"{stem!r} (or a folder holding {stem}.<ext>)"
+        )
     return len(found) > 1
 
 
@@ -51,14 +53,28 @@ def _from_json(data: list, stem: str) -> list[Row]:
         if not isinstance(d, dict):
             raise ReferenceError(f"{where} is not an object")
         if "speaker_id" in d:  # output format, milliseconds
-            rows.append((_number(d, "start_time", where) / 1000, _number(d, "end_time", where) / 1000,
-                         str(d["speaker_id"]), str(d.get("text") or ""), where))
+            rows.append(
+                (
+                    _number(d, "start_time", where) / 1000,
+                    _number(d, "end_time", where) / 1000,
+                    str(d["speaker_id"]),
+                    str(d.get("text") or ""),
+                    where,
+                )
+            )
         elif "speaker" in d:  # SegLST, seconds
             if filtered and str(d.get("session_id")) != stem:
                 continue
             words = d.get("words", "")
-            rows.append((_number(d, "start_time", where), _number(d, "end_time", where), str(d["speaker"]),
-                         " ".join(map(str, words)) if isinstance(words, list) else str(words or ""), where))
+            rows.append(
+                (
+                    _number(d, "start_time", where),
+                    _number(d, "end_time", where),
+                    str(d["speaker"]),
+                    " ".join(map(str, words)) if isinstance(words, list) else str(words or ""),
+                    where,
+                )
+            )
         else:
             raise ReferenceError(f"{where} has neither speaker_id nor speaker")
     return rows
@@ -95,8 +111,9 @@ def _read_text(p: Path) -> str:
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark is allowed
     except UnicodeDecodeError as exc:
-        raise ReferenceError(f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                             f"{exc.start}); save it as UTF-8") from None
+        raise ReferenceError(
+            f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
+        ) from None
 
 
 def load_reference_timeline(path: str | Path, stem: str, duration: float | None = None) -> list[Segment]:
@@ -125,8 +142,10 @@ def load_reference_timeline(path: str | Path, stem: str, duration: float | None 
         if b <= a:
             raise ReferenceError(f"timeline {p.name} {where}: the segment ends before it starts ({a} >= {b})")
         if duration is not None and a >= duration:
-            raise ReferenceError(f"timeline {p.name} {where}: a segment starting after the audio ends "
-                                 f"({a:.2f} s >= {duration:.2f} s); is it the timeline of another recording?")
+            raise ReferenceError(
+                f"timeline {p.name} {where}: a segment starting after the audio ends "
+                f"({a:.2f} s >= {duration:.2f} s); is it the timeline of another recording?"
+            )
     rows.sort(key=lambda r: r[:4])
     if duration is not None:
         rows = [(a, min(b, duration), spk, t, w) for a, b, spk, t, w in rows]

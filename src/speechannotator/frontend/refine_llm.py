@@ -31,9 +31,17 @@ SYSTEM = (
 )
 SCHEMA = {
     "type": "object",
-    "properties": {"segments": {"type": "array", "items": {
-        "type": "object", "properties": {"key": {"type": "string"}, "text": {"type": "string"}},
-        "required": ["key", "text"], "additionalProperties": False}}},
+    "properties": {
+        "segments": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"key": {"type": "string"}, "text": {"type": "string"}},
+                "required": ["key", "text"],
+                "additionalProperties": False,
+            },
+        }
+    },
     "required": ["segments"],
     "additionalProperties": False,
 }
@@ -103,14 +111,17 @@ class LlmRefiner:
         user = json.dumps(payload, ensure_ascii=False)
         for _ in range(3):  # json_schema -> json_object -> text: capability negotiation, not a retry
             try:  # SYSTEM spells out the reply's shape, for servers that cannot take the schema
-                return self.client.chat(SYSTEM, user, SCHEMA, schema_name="refined_transcripts",
-                                        temperature=self.temperature)
+                return self.client.chat(
+                    SYSTEM, user, SCHEMA, schema_name="refined_transcripts", temperature=self.temperature
+                )
             except FormatRejected:
                 continue
         raise RefineError("the endpoint rejected every response format")
 
     def refine_batch(self, batch: list[Segment]) -> int:
-        payload = {"segments": [{"key": s.key, "speaker": s.speaker, "language": s.language, "text": s.text} for s in batch]}
+        payload = {
+            "segments": [{"key": s.key, "speaker": s.speaker, "language": s.language, "text": s.text} for s in batch]
+        }
         keys = [s.key for s in batch]
         for attempt in range(self.retries + 1):
             try:
@@ -129,7 +140,7 @@ class LlmRefiner:
 
     def refine(self, segments: list[Segment]) -> int:
         todo = [s for s in segments if s.text.strip()]
-        return sum(self.refine_batch(todo[i: i + self.batch]) for i in range(0, len(todo), self.batch))
+        return sum(self.refine_batch(todo[i : i + self.batch]) for i in range(0, len(todo), self.batch))
 
 
 def refine_with_llm(segments: list[Segment], config: Config, client=None) -> int:

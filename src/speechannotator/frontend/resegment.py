@@ -37,8 +37,9 @@ def viterbi(scores: np.ndarray, switch_cost: float) -> np.ndarray:
     return path
 
 
-def resegment(vectors: np.ndarray, labels: np.ndarray, region_index: np.ndarray, *, switch_cost: float = 0.6,
-              iterations: int = 2) -> np.ndarray:
+def resegment(
+    vectors: np.ndarray, labels: np.ndarray, region_index: np.ndarray, *, switch_cost: float = 0.6, iterations: int = 2
+) -> np.ndarray:
     """New window labels (same label set) after Viterbi decoding per speech region."""
     k = int(labels.max()) + 1 if len(labels) else 0
     if k < 2:

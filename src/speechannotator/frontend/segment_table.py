@@ -16,7 +16,12 @@ def merge_turns(turns: list[Turn], max_gap: float, max_len: float) -> list[list[
     groups: list[list[Turn]] = []
     for t in sorted(turns, key=lambda t: (t.start, t.end)):
         last = groups[-1] if groups else None
-        if last and last[-1].speaker == t.speaker and t.start - last[-1].end <= max_gap and t.end - last[0].start <= max_len:
+        if (
+            last
+            and last[-1].speaker == t.speaker
+            and t.start - last[-1].end <= max_gap
+            and t.end - last[0].start <= max_len
+        ):
             last.append(t)
         else:
             groups.append([t])
@@ -70,7 +75,13 @@ def _split(group: list[Turn], samples: np.ndarray, sr: int, max_len: float) -> l
 
 
 def build_segments(
-    turns: list[Turn], samples: np.ndarray, sr: int, *, max_len: float = 20.0, min_len: float = 0.4, max_gap: float = 0.5
+    turns: list[Turn],
+    samples: np.ndarray,
+    sr: int,
+    *,
+    max_len: float = 20.0,
+    min_len: float = 0.4,
+    max_gap: float = 0.5,
 ) -> list[Segment]:
     spans: list[tuple[float, float, str]] = []
     for group in merge_turns(turns, max_gap, max_len):

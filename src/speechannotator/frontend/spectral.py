@@ -40,8 +40,9 @@ def _pruned(sim: np.ndarray, p: int) -> np.ndarray:
     return 0.5 * (a + a.T)
 
 
-def spectral_labels(x: np.ndarray, *, num_speakers: int | None, min_speakers: int, max_speakers: int,
-                    seed: int = 0) -> np.ndarray:
+def spectral_labels(
+    x: np.ndarray, *, num_speakers: int | None, min_speakers: int, max_speakers: int, seed: int = 0
+) -> np.ndarray:
     """Cluster labels (0..k-1) of unit-norm rows `x` (n >= 3)."""
     from sklearn.cluster import KMeans
 

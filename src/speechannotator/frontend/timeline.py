@@ -8,8 +8,8 @@ holds only window embeddings (256 floats per 0.75 s) and the segment list.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -69,9 +69,13 @@ class AsrStats:
     dropped_pieces: Counter = field(default_factory=Counter)
 
     def as_info(self) -> dict:
-        return {"asr_spans": self.spans, "asr_mixed_spans": self.mixed_spans, "asr_redecoded": self.redecoded_segments,
-                "asr_language_prior": self.language_prior,
-                "asr_dropped": dict(self.dropped_pieces)}
+        return {
+            "asr_spans": self.spans,
+            "asr_mixed_spans": self.mixed_spans,
+            "asr_redecoded": self.redecoded_segments,
+            "asr_language_prior": self.language_prior,
+            "asr_dropped": dict(self.dropped_pieces),
+        }
 
 
 class _Languages:
@@ -94,7 +98,9 @@ class _Languages:
         return LanguageGuess(lang, round(min(0.9, w / sum(pool.values())), 3))
 
 
-def _words_to_segments(dec: Decoded, offset: float, segments: list[Segment], cfg: AsrConfig, stats: AsrStats) -> dict[str, list]:
+def _words_to_segments(
+    dec: Decoded, offset: float, segments: list[Segment], cfg: AsrConfig, stats: AsrStats
+) -> dict[str, list]:
     """Words of the kept pieces, each given to the segment holding its midpoint (or the nearest)."""
     buckets: dict[str, list] = {s.key: [] for s in segments}
     for piece in dec.pieces:
@@ -104,7 +110,9 @@ def _words_to_segments(dec: Decoded, offset: float, segments: list[Segment], cfg
             continue
         for w in piece.words:
             mid = offset + (w.start + w.end) / 2
-            best = min(segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end)))
+            best = min(
+                segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end))
+            )
             buckets[best.key].append(w)
     return buckets
 
@@ -128,7 +136,10 @@ def _fill(seg: Segment, words: list, offset: float, language: str, probability: 
         if zh and len(text) > 1 and len(chars) == len(text):
             # Whisper's Chinese "words" are tokens of 1-3 characters: keep one entry per character.
             step = (b - a) / len(text)
-            out += [Word(c, round(a + i * step, 3), round(a + (i + 1) * step, 3), round(w.probability, 3)) for i, c in enumerate(text)]
+            out += [
+                Word(c, round(a + i * step, 3), round(a + (i + 1) * step, 3), round(w.probability, 3))
+                for i, c in enumerate(text)
+            ]
         else:
             out.append(Word(text, round(a, 3), round(b, 3), round(w.probability, 3)))
     seg.words = out
@@ -161,7 +172,7 @@ class _Transcriber:
         self.decodes: list[tuple[list[str], str, float, float]] = []  # (segment keys, language, probability, seconds)
 
     def clip(self, start: float, end: float) -> np.ndarray:
-        return self.audio[int(start * self.sr): int(end * self.sr)]
+        return self.audio[int(start * self.sr) : int(end * self.sr)]
 
     def guess(self, start: float, end: float, speaker: str, allow_short: bool = False) -> LanguageGuess | None:
         if self.cfg.language:
@@ -246,7 +257,10 @@ class _Transcriber:
         if guess is None:  # short and nothing known yet: detect anyway (None for detect-while-decoding backends)
             guess = self.guess(start, end, group[0].speaker, allow_short=True)
         mixed = (
-            guess is not None and len(group) > 1 and self.cfg.code_switch and not self.cfg.language
+            guess is not None
+            and len(group) > 1
+            and self.cfg.code_switch
+            and not self.cfg.language
             and guess.runner_up >= self.cfg.mixed_span_probability
         )
         if not mixed:
@@ -287,8 +301,9 @@ def _chunks(segments: list[Segment], max_span: float) -> list[list[Segment]]:
     return chunks
 
 
-def transcribe(audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConfig | None = None,
-               backend: AsrBackend | None = None) -> dict:
+def transcribe(
+    audio: np.ndarray, sr: int, segments: list[Segment], cfg: AsrConfig | None = None, backend: AsrBackend | None = None
+) -> dict:
     """Fill text, language and word timestamps (absolute seconds) of each segment; returns stats."""
     cfg = cfg or AsrConfig()
     backend = backend or make_backend(cfg)

@@ -32,7 +32,9 @@ def _detect_block(samples: np.ndarray, sample_rate: int, cfg: VadConfig) -> list
     return [SpeechRegion(s["start"] / sample_rate, s["end"] / sample_rate) for s in stamps]
 
 
-def detect_speech(samples: np.ndarray, sample_rate: int, cfg: VadConfig | None = None, block_s: float = 600.0) -> list[SpeechRegion]:
+def detect_speech(
+    samples: np.ndarray, sample_rate: int, cfg: VadConfig | None = None, block_s: float = 600.0
+) -> list[SpeechRegion]:
     """Speech regions of a 16 kHz waveform.
 
     Silero's default 400 ms padding merges neighbouring turns (docs/models.md), so the pad is

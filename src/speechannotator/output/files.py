@@ -59,8 +59,10 @@ def check_output_name(out_path: Path) -> None:
     limit = name_max(out_path.parent)
     size = len(os.fsencode(out_path.name))
     if size > limit:
-        raise OutputError(f"output name {out_path.name[:40]}... is {size} bytes, longer than the file system's "
-                          f"limit of {limit}; rename the input")
+        raise OutputError(
+            f"output name {out_path.name[:40]}... is {size} bytes, longer than the file system's "
+            f"limit of {limit}; rename the input"
+        )
     if out_path.is_dir():
         raise OutputError(f"{out_path} is a folder; the output file cannot be written there")
 

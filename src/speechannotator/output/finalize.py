@@ -13,13 +13,22 @@ import re
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from ..agents.phrases import phrases
-from ..calibration import DEFAULT
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
+from ..agents.phrases import phrases
+from ..calibration import DEFAULT
 from ..records import Prediction, Segment, speaker_key
-from ..schema import (EMOTION_INTENSITY, LABELED_FIELDS, NONE_VALUE, OUTPUT_KEYS, SegmentRecord, canonical_closed,
-                      closed_value, is_empty_marker, validate_records)
+from ..schema import (
+    EMOTION_INTENSITY,
+    LABELED_FIELDS,
+    NONE_VALUE,
+    OUTPUT_KEYS,
+    SegmentRecord,
+    canonical_closed,
+    closed_value,
+    is_empty_marker,
+    validate_records,
+)
 from ..stages import StageContext, StageName
 
 if TYPE_CHECKING:
@@ -65,7 +74,12 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
             for s in segs:
                 p = preds.get((s.key, field))
                 own = _canon(field, p.value) if p else None
-                keep = own is not None and own != major and p.confidence >= STRONG_CONFIDENCE and share < OVERWHELMING_SHARE
+                keep = (
+                    own is not None
+                    and own != major
+                    and p.confidence >= STRONG_CONFIDENCE
+                    and share < OVERWHELMING_SHARE
+                )
                 out[(s.key, field)] = own if keep else major
     return out
 
@@ -111,7 +125,7 @@ def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float 
         gap = words[i].start - words[i - 1].end
         if gap < pause_s or pos[i] is None or pos[i - 1] is None:
             continue
-        between = text[pos[i - 1] + len(words[i - 1].text.strip()):pos[i]]
+        between = text[pos[i - 1] + len(words[i - 1].text.strip()) : pos[i]]
         if any(ch in _PUNCT for ch in between) and gap < 1.0:
             continue  # punctuation already marks a natural phrase break
         inserts.append(pos[i])
@@ -125,7 +139,9 @@ def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float 
     return text
 
 
-def speaker_names(order: list[str], ages: dict[str, str | None], roles: dict[str, str | None], lang: str) -> dict[str, str]:
+def speaker_names(
+    order: list[str], ages: dict[str, str | None], roles: dict[str, str | None], lang: str
+) -> dict[str, str]:
     names, per_role = {}, defaultdict(int)
     for n, spk in enumerate(order, start=1):
         role = roles.get(spk)
@@ -153,7 +169,7 @@ def _units(text: str) -> list[str]:
 
 
 def _grams(units: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(units[i:i + n]) for i in range(len(units) - n + 1)}
+    return {tuple(units[i : i + n]) for i in range(len(units) - n + 1)}
 
 
 def without_transcript_claims(text: str, transcript: str) -> str:
@@ -197,8 +213,10 @@ def check_annotation_inputs(store: StateStore, rec: str) -> None:
     missing_plan = sum(s.key not in planned for s in segments)
     missing_pred = sum(kf not in preds for kf in contracts)
     if missing_plan or missing_pred:
-        raise StageInputError(f"{rec}: the state lacks contracts for {missing_plan} segment(s) and predictions for "
-                              f"{missing_pred} field(s); its agent stages will be redone on the next run")
+        raise StageInputError(
+            f"{rec}: the state lacks contracts for {missing_plan} segment(s) and predictions for "
+            f"{missing_pred} field(s); its agent stages will be redone on the next run"
+        )
 
 
 def finalize(ctx: StageContext) -> list[SegmentRecord]:
@@ -234,16 +252,25 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
                 raw = raw if raw else None
             values[f] = canonical_value(f, raw, label_lang)
         mine = contracts_of.get(s.key, {})
-        task = ComposeTask(segment=s, values={**values, "speaker_name": names[s.speaker]},
-                           evidence=admitted_evidence(s, mine, evidence),
-                           context=task_context(s, mine, segments, evidence, index=index), label_language=label_lang)
+        task = ComposeTask(
+            segment=s,
+            values={**values, "speaker_name": names[s.speaker]},
+            evidence=admitted_evidence(s, mine, evidence),
+            context=task_context(s, mine, segments, evidence, index=index),
+            label_language=label_lang,
+        )
         composed = _compose(backend, task)
         start = int(round(s.start * 1000))
         row = {
-            "speaker_id": ids[s.speaker], "speaker_name": names[s.speaker], "text": s.text,
+            "speaker_id": ids[s.speaker],
+            "speaker_name": names[s.speaker],
+            "text": s.text,
             "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang, pause_s),
-            "start_time": start, "end_time": max(start, int(round(s.end * 1000))),
-            "language": s.language or label_lang, **values, **composed,
+            "start_time": start,
+            "end_time": max(start, int(round(s.end * 1000))),
+            "language": s.language or label_lang,
+            **values,
+            **composed,
         }
         items.append((s.key, {k: row[k] for k in OUTPUT_KEYS}))
     records = validate_records([d for _, d in items])

@@ -43,7 +43,9 @@ def render(records: list[SegmentRecord], *, title: str = "", width: int = 100) -
         out.append("=" * min(width, max(10, _width(title))))
     label_w = max(len(f) for f in FIELDS) + 2
     for i, r in enumerate(records):
-        head = f"[{i}] {_clock(r.start_time)}-{_clock(r.end_time)}  {r.speaker_id} ({r.speaker_name})  lang={r.language}"
+        head = (
+            f"[{i}] {_clock(r.start_time)}-{_clock(r.end_time)}  {r.speaker_id} ({r.speaker_name})  lang={r.language}"
+        )
         out.append(head)
         for j, line in enumerate(_wrap(r.text_and_paralanguage, width - 4)):
             out.append(("  » " if j == 0 else "    ") + line)

@@ -7,8 +7,8 @@ from pathlib import Path
 from ..corrections import reviewed_records
 from ..schema import SegmentRecord
 from ..stages import StageContext
-from .files import write_json_atomic
 from ..state import StateStore
+from .files import write_json_atomic
 
 
 def output_path(out_dir: str | Path, rec: str) -> Path:

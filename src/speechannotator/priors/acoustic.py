@@ -306,7 +306,7 @@ def segment_stats(
     vq = voice_quality_parselmouth(enhanced) if praat else {}
     if vq:
         out.values.update(vq)
-        out.reliability.update({k: 0.8 for k in vq})
+        out.reliability.update(dict.fromkeys(vq, 0.8))
     elif out.voiced_s >= 0.2:
         hnr = hnr_autocorr(enhanced, track)
         if hnr is not None:

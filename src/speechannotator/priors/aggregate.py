@@ -29,7 +29,9 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def aggregate(key: str, evs: list[Evidence], durations: dict[str, float], template: dict[str, Evidence]) -> list[Evidence]:
+def aggregate(
+    key: str, evs: list[Evidence], durations: dict[str, float], template: dict[str, Evidence]
+) -> list[Evidence]:
     """Aggregate the segment evidence ``evs`` (many segment keys) under ``key``."""
     num: dict[str, list[tuple[float, float]]] = defaultdict(list)
     cat: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -54,8 +56,14 @@ def aggregate(key: str, evs: list[Evidence], durations: dict[str, float], templa
     def mk(name: str, value, reliability: float) -> Evidence:
         t = template.get(name)
         return Evidence(
-            key=key, name=name, value=value, unit=t.unit if t else "", extractor=(t.extractor if t else "priors") + "+aggregate",
-            model=t.model if t else "", version=t.version if t else "", reliability=float(min(1.0, reliability)),
+            key=key,
+            name=name,
+            value=value,
+            unit=t.unit if t else "",
+            extractor=(t.extractor if t else "priors") + "+aggregate",
+            model=t.model if t else "",
+            version=t.version if t else "",
+            reliability=float(min(1.0, reliability)),
         )
 
     n_seg = len({e.key for e in evs})
@@ -75,7 +83,9 @@ def aggregate(key: str, evs: list[Evidence], durations: dict[str, float], templa
     return out
 
 
-def speaker_aggregates(evs: list[Evidence], speakers: dict[str, str], durations: dict[str, float], template: dict[str, Evidence]) -> list[Evidence]:
+def speaker_aggregates(
+    evs: list[Evidence], speakers: dict[str, str], durations: dict[str, float], template: dict[str, Evidence]
+) -> list[Evidence]:
     by_spk: dict[str, list[Evidence]] = defaultdict(list)
     for e in evs:
         if e.key in speakers:
@@ -86,18 +96,37 @@ def speaker_aggregates(evs: list[Evidence], speakers: dict[str, str], durations:
     return out
 
 
-def population(evs: list[Evidence], speakers: dict[str, str], durations: dict[str, float], template: dict[str, Evidence]) -> list[Evidence]:
+def population(
+    evs: list[Evidence], speakers: dict[str, str], durations: dict[str, float], template: dict[str, Evidence]
+) -> list[Evidence]:
     out = aggregate(RECORDING_KEY, evs, durations, template)
     out = [e for e in out if not e.name.startswith("gender.")]  # a recording has no gender
     spk = sorted(set(speakers.values()))
     out.append(Evidence(RECORDING_KEY, "population.speakers", len(spk), "count", "priors.aggregate", reliability=1.0))
-    out.append(Evidence(RECORDING_KEY, "population.speech_s", float(sum(durations.values())), "s", "priors.aggregate", reliability=1.0))
+    out.append(
+        Evidence(
+            RECORDING_KEY,
+            "population.speech_s",
+            float(sum(durations.values())),
+            "s",
+            "priors.aggregate",
+            reliability=1.0,
+        )
+    )
     for name, short in (("pitch.median_hz", "pitch"), ("rate.units_per_s", "rate"), ("energy.rms_db", "energy")):
         vals = [float(e.value) for e in evs if e.name == name and isinstance(e.value, (int, float))]
         if len(vals) >= 3:
             p10, p50, p90 = np.percentile(vals, [10, 50, 90])
             t = template.get(name)
             for q, v in (("p10", p10), ("p50", p50), ("p90", p90)):
-                out.append(Evidence(RECORDING_KEY, f"population.{short}_{q}", float(v), t.unit if t else "", "priors.aggregate",
-                                    reliability=min(1.0, len(vals) / 10)))
+                out.append(
+                    Evidence(
+                        RECORDING_KEY,
+                        f"population.{short}_{q}",
+                        float(v),
+                        t.unit if t else "",
+                        "priors.aggregate",
+                        reliability=min(1.0, len(vals) / 10),
+                    )
+                )
     return out

@@ -22,14 +22,8 @@ DEFAULT_SPREAD = {"energy.rms_db": 3.0, "pitch.median_st": 2.0, "pitch.std_semit
 
 # Chinese valence lexicon: common emotion words of everyday speech (after HowNet/NTUSD-style
 # polarity lists, kept short so every entry is unambiguous out of context).
-ZH_POSITIVE = (
-    "开心 高兴 快乐 喜欢 爱 幸福 满意 棒 好极了 太好了 不错 优秀 精彩 成功 感谢 谢谢 欢迎 希望 美好 漂亮 舒服 放心 "
-    "激动 兴奋 骄傲 温暖 顺利 恭喜 哈哈 赞 厉害 完美 轻松 愉快 甜 笑"
-).split()
-ZH_NEGATIVE = (
-    "难过 伤心 痛苦 生气 愤怒 讨厌 害怕 担心 失望 糟糕 可怕 烦 累 哭 恨 遗憾 抱歉 对不起 不幸 危险 失败 问题 麻烦 "
-    "紧张 焦虑 孤独 无聊 郁闷 后悔 委屈 惨 坏 死 疼 病 吵 骂 怕"
-).split()
+ZH_POSITIVE = ["开心", "高兴", "快乐", "喜欢", "爱", "幸福", "满意", "棒", "好极了", "太好了", "不错", "优秀", "精彩", "成功", "感谢", "谢谢", "欢迎", "希望", "美好", "漂亮", "舒服", "放心", "激动", "兴奋", "骄傲", "温暖", "顺利", "恭喜", "哈哈", "赞", "厉害", "完美", "轻松", "愉快", "甜", "笑"]
+ZH_NEGATIVE = ["难过", "伤心", "痛苦", "生气", "愤怒", "讨厌", "害怕", "担心", "失望", "糟糕", "可怕", "烦", "累", "哭", "恨", "遗憾", "抱歉", "对不起", "不幸", "危险", "失败", "问题", "麻烦", "紧张", "焦虑", "孤独", "无聊", "郁闷", "后悔", "委屈", "惨", "坏", "死", "疼", "病", "吵", "骂", "怕"]
 ZH_NEGATION = ("不", "没", "没有", "别", "不是", "并不", "从不", "毫不")
 _ZH_WORDS = sorted([(w, 1.0) for w in ZH_POSITIVE] + [(w, -1.0) for w in ZH_NEGATIVE], key=lambda x: -len(x[0]))
 _CJK = re.compile(r"[\u4e00-\u9fff]")

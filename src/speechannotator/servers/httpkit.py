@@ -17,9 +17,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 AUDIO_NOTE = "[segment audio withheld by proxy]"
 
@@ -36,14 +37,18 @@ class Reply:
 
 def chat_reply(content: str, *, finish_reason: str = "stop") -> Reply:
     """A well-formed chat.completion whose message content is `content`."""
-    return Reply(body={
-        "id": "chatcmpl-scripted",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": "scripted",
-        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    })
+    return Reply(
+        body={
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": "scripted",
+            "choices": [
+                {"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    )
 
 
 def error_reply(status: int, message: str) -> Reply:
@@ -140,8 +145,15 @@ class _Base:
 class RecordingProxy(_Base):
     """Forward to `upstream` (a base URL such as http://127.0.0.1:8080), recording each request."""
 
-    def __init__(self, upstream: str, *, strip_audio: bool = False, host: str = "127.0.0.1", port: int = 0,
-                 timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        strip_audio: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        timeout_s: float = 600.0,
+    ) -> None:
         super().__init__(host, port)
         self.upstream = upstream.rstrip("/")
         if self.upstream.endswith("/v1"):
@@ -155,8 +167,12 @@ class RecordingProxy(_Base):
             body, changed = _without_audio(body)
             if changed:
                 raw = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self.upstream + h.path, data=raw if method == "POST" else None, method=method,
-                                     headers={"Content-Type": h.headers.get("Content-Type", "application/json")})
+        req = urllib.request.Request(
+            self.upstream + h.path,
+            data=raw if method == "POST" else None,
+            method=method,
+            headers={"Content-Type": h.headers.get("Content-Type", "application/json")},
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
                 self._send(h, resp.status, resp.read(), resp.headers.get("Content-Type", "application/json"))

@@ -107,7 +107,7 @@ class LlamaServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def start(self) -> "LlamaServer":
+    def start(self) -> LlamaServer:
         if self.running:
             return self
         if self._log_path is None:
@@ -116,17 +116,34 @@ class LlamaServer:
             self._log_path = Path(name)
         self._log_file = open(self._log_path, "ab")
         cmd = [
-            sys.executable, "-m", "speechannotator.servers.llamacpp", str(self.gguf_path),
-            "--host", self.host, "--port", str(self.port), "--n-ctx", str(self.n_ctx),
-            "--n-parallel", str(self.n_parallel), "--n-threads", str(self.n_threads), "--announce",
+            sys.executable,
+            "-m",
+            "speechannotator.servers.llamacpp",
+            str(self.gguf_path),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n-ctx",
+            str(self.n_ctx),
+            "--n-parallel",
+            str(self.n_parallel),
+            "--n-threads",
+            str(self.n_threads),
+            "--announce",
         ]
         if self.embedding:
             cmd.append("--embedding")
         env = dict(os.environ)
         src = str(Path(__file__).resolve().parents[2])  # make the child find this package
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log_file, env=env,
-                                      preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=self._log_file,
+            env=env,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
         address = self._read_announcement()
         self.base_url = address.rstrip("/")
         self._wait_healthy()
@@ -152,7 +169,9 @@ class LlamaServer:
         reader.join(self.startup_timeout_s)
         if "address" not in result:
             self.stop()
-            raise ServerError(f"llama.cpp server did not start within {self.startup_timeout_s:.0f} s: {self.log_tail()}")
+            raise ServerError(
+                f"llama.cpp server did not start within {self.startup_timeout_s:.0f} s: {self.log_tail()}"
+            )
         return str(result["address"])
 
     def _wait_healthy(self) -> None:
@@ -199,7 +218,7 @@ class LlamaServer:
             self._proc.wait(10)
         self.stop()
 
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> LlamaServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

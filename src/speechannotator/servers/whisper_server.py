@@ -89,22 +89,49 @@ class WhisperService:
 
         with self.lock:
             parts, info = self.model.transcribe(
-                audio, language=language or None, beam_size=self.cfg.beam_size, temperature=self.cfg.temperature,
+                audio,
+                language=language or None,
+                beam_size=self.cfg.beam_size,
+                temperature=self.cfg.temperature,
                 word_timestamps=words,
-                condition_on_previous_text=False, vad_filter=False,
+                condition_on_previous_text=False,
+                vad_filter=False,
                 initial_prompt=prompt or (ZH_PROMPT if language == "zh" else None),
             )
             parts = list(parts)
-        segments = [{
-            "id": i, "seek": p.seek, "start": round(p.start, 3), "end": round(p.end, 3), "text": p.text,
-            "tokens": list(p.tokens), "temperature": p.temperature or 0.0, "avg_logprob": p.avg_logprob,
-            "compression_ratio": p.compression_ratio, "no_speech_prob": p.no_speech_prob,
-        } for i, p in enumerate(parts)]
-        out = {"task": "transcribe", "language": info.language, "duration": round(len(audio) / 16000, 3),
-               "text": "".join(p.text for p in parts).strip(), "segments": segments}
+        segments = [
+            {
+                "id": i,
+                "seek": p.seek,
+                "start": round(p.start, 3),
+                "end": round(p.end, 3),
+                "text": p.text,
+                "tokens": list(p.tokens),
+                "temperature": p.temperature or 0.0,
+                "avg_logprob": p.avg_logprob,
+                "compression_ratio": p.compression_ratio,
+                "no_speech_prob": p.no_speech_prob,
+            }
+            for i, p in enumerate(parts)
+        ]
+        out = {
+            "task": "transcribe",
+            "language": info.language,
+            "duration": round(len(audio) / 16000, 3),
+            "text": "".join(p.text for p in parts).strip(),
+            "segments": segments,
+        }
         if words:
-            out["words"] = [{"word": w.word, "start": round(w.start, 3), "end": round(w.end, 3), "probability": round(w.probability, 4)}
-                            for p in parts for w in (p.words or [])]
+            out["words"] = [
+                {
+                    "word": w.word,
+                    "start": round(w.start, 3),
+                    "end": round(w.end, 3),
+                    "probability": round(w.probability, 4),
+                }
+                for p in parts
+                for w in (p.words or [])
+            ]
         return out
 
 
@@ -123,13 +150,21 @@ def make_handler(service: WhisperService):
             self.wfile.write(body)
 
         def _error(self, code: int, message: str) -> None:
-            self._send(code, json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": code}}).encode())
+            self._send(
+                code,
+                json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": code}}).encode(),
+            )
 
         def do_GET(self):
             if self.path.rstrip("/") == "/health":
                 self._send(200, b'{"status":"ok"}')
             elif self.path.rstrip("/") == "/v1/models":
-                self._send(200, json.dumps({"object": "list", "data": [{"id": service.name, "object": "model", "owned_by": "local"}]}).encode())
+                self._send(
+                    200,
+                    json.dumps(
+                        {"object": "list", "data": [{"id": service.name, "object": "model", "owned_by": "local"}]}
+                    ).encode(),
+                )
             else:
                 self._error(404, f"no route {self.path}")
 
@@ -158,7 +193,9 @@ def make_handler(service: WhisperService):
                 self._error(400, str(exc))
                 return
             try:
-                result = service.transcribe(audio, language, prompt, words=fmt == "verbose_json" and ("word" in granularity or not granularity))
+                result = service.transcribe(
+                    audio, language, prompt, words=fmt == "verbose_json" and ("word" in granularity or not granularity)
+                )
             except Exception as exc:  # model failure: a 500 with the cause, the server stays up
                 self._error(500, f"{exc.__class__.__name__}: {exc}")
                 return
@@ -172,7 +209,9 @@ def make_handler(service: WhisperService):
     return Handler
 
 
-def serve(model_dir: str | None = None, host: str = "127.0.0.1", port: int = 0, device: str = "cpu") -> ThreadingHTTPServer:
+def serve(
+    model_dir: str | None = None, host: str = "127.0.0.1", port: int = 0, device: str = "cpu"
+) -> ThreadingHTTPServer:
     """A started server (call .serve_forever() or run it in a thread); port 0 picks a free one."""
     service = WhisperService(model_dir, device, "int8" if device == "cpu" else "float16")
     server = ThreadingHTTPServer((host, port), make_handler(service))

@@ -24,8 +24,9 @@ def _is_loopback(host: str) -> bool:
 @click.command("view")
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--port", type=int, default=8765, show_default=True, help="TCP port (0: any free port).")
-@click.option("--host", default=LOOPBACK, show_default=True,
-              help="Address to bind; other than loopback needs --allow-remote.")
+@click.option(
+    "--host", default=LOOPBACK, show_default=True, help="Address to bind; other than loopback needs --allow-remote."
+)
 @click.option("--allow-remote", is_flag=True, help="Permit a non-loopback --host (anyone who gets the URL can edit).")
 @click.option("--reviewer", default=None, help="Name recorded with every correction (default: the login name).")
 def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, reviewer: str | None) -> None:
@@ -40,8 +41,11 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     if not _is_loopback(host):
         if not allow_remote:
             raise click.ClickException(f"--host {host} is not a loopback address; add --allow-remote to bind it anyway")
-        click.echo(f"WARNING: serving on {host}: anyone on that network who gets the URL can read and edit "
-                   f"{out_dir}; the traffic is not encrypted", err=True)
+        click.echo(
+            f"WARNING: serving on {host}: anyone on that network who gets the URL can read and edit "
+            f"{out_dir}; the traffic is not encrypted",
+            err=True,
+        )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

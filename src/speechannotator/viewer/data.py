@@ -63,11 +63,19 @@ def corpus(store: StateStore) -> dict[str, Any]:
                 totals[k] += 1
                 if field in per_field:
                     per_field[field][k] += 1
-        rows.append({
-            "rec": rec, "duration": r["duration"], "status": r["status"], "error": r["error"],
-            "segments": len(items), "speakers": len({row["speaker_id"] for _, row in items}),
-            "decisions": len(store.decisions(rec)), **totals, "per_field": per_field,
-        })
+        rows.append(
+            {
+                "rec": rec,
+                "duration": r["duration"],
+                "status": r["status"],
+                "error": r["error"],
+                "segments": len(items),
+                "speakers": len({row["speaker_id"] for _, row in items}),
+                "decisions": len(store.decisions(rec)),
+                **totals,
+                "per_field": per_field,
+            }
+        )
     return {"recordings": rows, "fields": list(EDITABLE_FIELDS), "flags": list(FLAGS)}
 
 
@@ -84,15 +92,28 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
     segments, speakers = [], {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
         spk = force[(key, "speaker")].new if (key, "speaker") in force else raw.get(key, out["speaker_id"])
-        speakers.setdefault(out["speaker_id"], {"speaker_id": out["speaker_id"], "speaker_name": out["speaker_name"],
-                                                "raw": spk})
-        segments.append({"index": i, "key": key, "raw_speaker": spk, **out,
-                         "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS
-                                   if flags.get((key, f))}})
+        speakers.setdefault(
+            out["speaker_id"], {"speaker_id": out["speaker_id"], "speaker_name": out["speaker_name"], "raw": spk}
+        )
+        segments.append(
+            {
+                "index": i,
+                "key": key,
+                "raw_speaker": spk,
+                **out,
+                "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS if flags.get((key, f))},
+            }
+        )
     return {
-        "rec": rec, "duration": row["duration"], "status": row["status"], "error": row["error"],
-        "label_lang": lang, "fields": list(FIELDS), "composed": list(COMPOSED_FIELDS),
-        "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]), "segments": segments,
+        "rec": rec,
+        "duration": row["duration"],
+        "status": row["status"],
+        "error": row["error"],
+        "label_lang": lang,
+        "fields": list(FIELDS),
+        "composed": list(COMPOSED_FIELDS),
+        "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]),
+        "segments": segments,
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
 
@@ -112,23 +133,42 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
         t = field_trail(data, index, field)
         latest = t.latest
         trails[field] = {
-            "final": t.final, "composed": t.composed,
+            "final": t.final,
+            "composed": t.composed,
             "confidence": None if latest is None else latest.confidence,
             "cites": [] if latest is None else latest.evidence,
-            "contract": None if t.contract is None else {k: v for k, v in asdict(t.contract).items()
-                                                          if k not in ("key", "field", "context")},
-            "evidence": [{"name": n, "value": _round(e.value) if not isinstance(e.value, (dict, list)) else e.value,
-                          "unit": e.unit, "source": evidence_source(n), "extractor": e.extractor,
-                          "reliability": e.reliability} for n, e in sorted(t.admitted.items())],
-            "speaker_history": t.speaker_history, "recording_summary": t.recording_summary,
-            "rounds": [{"round": r.prediction.round, "value": r.prediction.value, "confidence": r.prediction.confidence,
-                        "status": r.prediction.status, "backend": r.prediction.backend,
-                        "cites": r.prediction.evidence, "rationale": r.prediction.rationale,
-                        "error": r.prediction.error,
-                        "verdict": None if r.verdict is None else {"accepted": r.verdict.accepted,
-                                                                   "reason": r.verdict.reason,
-                                                                   "request": r.verdict.request}}
-                       for r in t.rounds],
+            "contract": None
+            if t.contract is None
+            else {k: v for k, v in asdict(t.contract).items() if k not in ("key", "field", "context")},
+            "evidence": [
+                {
+                    "name": n,
+                    "value": _round(e.value) if not isinstance(e.value, (dict, list)) else e.value,
+                    "unit": e.unit,
+                    "source": evidence_source(n),
+                    "extractor": e.extractor,
+                    "reliability": e.reliability,
+                }
+                for n, e in sorted(t.admitted.items())
+            ],
+            "speaker_history": t.speaker_history,
+            "recording_summary": t.recording_summary,
+            "rounds": [
+                {
+                    "round": r.prediction.round,
+                    "value": r.prediction.value,
+                    "confidence": r.prediction.confidence,
+                    "status": r.prediction.status,
+                    "backend": r.prediction.backend,
+                    "cites": r.prediction.evidence,
+                    "rationale": r.prediction.rationale,
+                    "error": r.prediction.error,
+                    "verdict": None
+                    if r.verdict is None
+                    else {"accepted": r.verdict.accepted, "reason": r.verdict.reason, "request": r.verdict.request},
+                }
+                for r in t.rounds
+            ],
             "review_skipped": t.review_skipped,
         }
     decisions = [asdict(d) for d in data.decisions if d.key == key]
@@ -144,7 +184,7 @@ def peaks(samples: np.ndarray, buckets: int = PEAK_BUCKETS) -> list[list[float]]
     edges = np.linspace(0, n, buckets + 1).astype(int)
     out = []
     for a, b in zip(edges[:-1], edges[1:]):
-        chunk = samples[a:max(b, a + 1)]
+        chunk = samples[a : max(b, a + 1)]
         out.append([round(float(chunk.min()), 3), round(float(chunk.max()), 3)])
     return out
 

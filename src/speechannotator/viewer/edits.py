@@ -12,8 +12,9 @@ from ..state import StateStore
 from .data import NotFound, recording_row
 
 
-def apply_edit(state_path: Path, out_dir: Path, rec: str, key: str, field: str, value: Any, who: str,
-               note: str = "") -> dict[str, Any]:
+def apply_edit(
+    state_path: Path, out_dir: Path, rec: str, key: str, field: str, value: Any, who: str, note: str = ""
+) -> dict[str, Any]:
     """Record ``field := value`` on segment ``key`` as a decision by ``who``; returns the new output row.
 
     Raises NotFound for an unknown recording or segment and EditError for a value the schema
@@ -25,8 +26,11 @@ def apply_edit(state_path: Path, out_dir: Path, rec: str, key: str, field: str, 
         if key not in items:
             raise NotFound(f"no segment {key!r} in {rec!r}")
         raw = {s.key: s.speaker for s in store.segments(rec)}
-        ctx = EditContext(label_lang=store.label_language(rec), duration_ms=int(round(1000 * (row["duration"] or 0))),
-                          speakers=tuple(sorted(set(raw.values()))))
+        ctx = EditContext(
+            label_lang=store.label_language(rec),
+            duration_ms=int(round(1000 * (row["duration"] or 0))),
+            speakers=tuple(sorted(set(raw.values()))),
+        )
         new = validate_edit(field, value, items[key], ctx)
         if field == SPEAKER_FIELD:
             d = in_force(store.decisions(rec)).get((key, field))

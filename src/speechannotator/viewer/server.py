@@ -35,10 +35,17 @@ TOKEN_PARAM = "token"
 TOKEN_HEADER = "x-session-token"
 _STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 # The page loads nothing from elsewhere and runs no inline script: data can never become code.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
-        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-_HEADERS = {"content-security-policy": _CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
-            "cache-control": "no-store", "x-frame-options": "DENY"}
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "content-security-policy": _CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-frame-options": "DENY",
+}
 
 
 def new_token() -> str:
@@ -64,13 +71,17 @@ class TokenGuard:
             given = request.query_params.get(TOKEN_PARAM, "")
         if not (given and secrets.compare_digest(given.encode(), self.token.encode())):
             return await PlainTextResponse("forbidden: missing or wrong session token", 403, headers=_HEADERS)(
-                scope, receive, send)
+                scope, receive, send
+            )
+
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
                 have = {k.lower() for k, _ in message.get("headers", [])}
                 message["headers"] = list(message.get("headers", [])) + [
-                    (k.encode(), v.encode()) for k, v in _HEADERS.items() if k.encode() not in have]
+                    (k.encode(), v.encode()) for k, v in _HEADERS.items() if k.encode() not in have
+                ]
             await send(message)
+
         await self.app(scope, receive, send_with_headers)
 
 
@@ -140,6 +151,7 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 return _error(400, str(exc))
             except AudioError as exc:
                 return _error(404, f"the recording's audio cannot be read: {exc}")
+
         return endpoint
 
     def _rec(request: Request) -> str:
@@ -191,23 +203,33 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return _error(400, "no value")
         note = body.get("note", "")
         try:
-            row = await run_in_threadpool(apply_edit, viewer.state_path, viewer.out_dir, body["rec"], body["key"],
-                                          body["field"], body["value"], viewer.reviewer,
-                                          note if isinstance(note, str) else "")
+            row = await run_in_threadpool(
+                apply_edit,
+                viewer.state_path,
+                viewer.out_dir,
+                body["rec"],
+                body["key"],
+                body["field"],
+                body["value"],
+                viewer.reviewer,
+                note if isinstance(note, str) else "",
+            )
         except data.NotFound as exc:
             return _error(404, str(exc))
         except EditError as exc:
             return _error(400, str(exc))
         return JSONResponse({"ok": True, "row": row})
 
-    app = Starlette(routes=[
-        Route("/", index),
-        Route("/static/{name}", static_file),
-        Route("/api/corpus", guarded(corpus)),
-        Route("/api/recording", guarded(recording)),
-        Route("/api/segment", guarded(segment)),
-        Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
-        Route("/api/output", guarded(output)),
-        Route("/api/edit", edit, methods=["POST"]),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/static/{name}", static_file),
+            Route("/api/corpus", guarded(corpus)),
+            Route("/api/recording", guarded(recording)),
+            Route("/api/segment", guarded(segment)),
+            Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
+            Route("/api/output", guarded(output)),
+            Route("/api/edit", edit, methods=["POST"]),
+        ]
+    )
     return TokenGuard(app, viewer.token)

@@ -66,12 +66,16 @@ class OpenAIOptions:
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
     """The output bounds an endpoint section sets."""
-    return OpenAIOptions(max_value_chars=labeler.max_value_chars, max_reason_chars=labeler.max_value_chars,
-                         max_compose_chars=labeler.max_compose_chars)
+    return OpenAIOptions(
+        max_value_chars=labeler.max_value_chars,
+        max_reason_chars=labeler.max_value_chars,
+        max_compose_chars=labeler.max_compose_chars,
+    )
 
 
-def citable(field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool,
-            context: bool) -> list[str]:
+def citable(
+    field: str, contracts: dict[str, Contract], evidence: dict[str, Evidence], *, audio: bool, context: bool
+) -> list[str]:
     """Evidence names a field may cite: its contract's admitted evidence plus the raw inputs."""
     names = sorted(evidence)
     contract = contracts.get(field)
@@ -153,12 +157,18 @@ class OpenAIBackend:
         while remaining:
             with_audio = b64 is not None and self.audio_enabled and client is self.labeler
             system, user, schema = build(remaining, with_audio, client.format_mode != "json_schema")
-            temperature = (max(client.endpoint.temperature, self.options.retry_temperature)
-                           if raise_temperature else None)
+            temperature = (
+                max(client.endpoint.temperature, self.options.retry_temperature) if raise_temperature else None
+            )
             try:
                 text = client.chat(
-                    system, user, schema, schema_name=schema_name, audio_wav_b64=b64 if with_audio else None,
-                    temperature=temperature, max_tokens=max_tokens(len(remaining)),
+                    system,
+                    user,
+                    schema,
+                    schema_name=schema_name,
+                    audio_wav_b64=b64 if with_audio else None,
+                    temperature=temperature,
+                    max_tokens=max_tokens(len(remaining)),
                 )
                 obj = extract_json_object(text)
             except (AudioRejected, FormatRejected) as exc:
@@ -240,9 +250,16 @@ class OpenAIBackend:
             cited = cited_for(keys, with_audio)
             schema = label_schema(keys, lang, cited, opts.max_value_chars, opts.max_cited)
             system, user = prompts.label_messages(
-                segment=task.segment, fields=keys, contracts=task.contracts, evidence=task.evidence,
-                context=task.context, lang=lang, revision_requests=task.revision_requests, cited=cited,
-                with_audio=with_audio, schema_in_prompt=schema if schema_in_prompt else None,
+                segment=task.segment,
+                fields=keys,
+                contracts=task.contracts,
+                evidence=task.evidence,
+                context=task.context,
+                lang=lang,
+                revision_requests=task.revision_requests,
+                cited=cited,
+                with_audio=with_audio,
+                schema_in_prompt=schema if schema_in_prompt else None,
             )
             return system, user, schema
 
@@ -251,7 +268,11 @@ class OpenAIBackend:
             return good, bad, sum(1 for g in good.values() if g.repaired)
 
         good, failed, used_audio = self._run(
-            self.labeler, fields, schema_name="segment_labels", build=build, parse=parse,
+            self.labeler,
+            fields,
+            schema_name="segment_labels",
+            build=build,
+            parse=parse,
             max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars),
             audio_wav=task.audio_wav,
         )
@@ -260,8 +281,13 @@ class OpenAIBackend:
             if f in good:
                 g = good[f]
                 out[f] = Prediction(
-                    key=task.segment.key, field=f, value=g.value, confidence=round(g.confidence, 4),
-                    evidence=g.evidence, round=task.round, backend=self.name,
+                    key=task.segment.key,
+                    field=f,
+                    value=g.value,
+                    confidence=round(g.confidence, 4),
+                    evidence=g.evidence,
+                    round=task.round,
+                    backend=self.name,
                     status="abstain" if g.abstain else "ok",
                     rationale=f"{self.labeler.model} from {inputs}",
                 )
@@ -274,8 +300,15 @@ class OpenAIBackend:
 
     def _failed(self, task: LabelTask, field: str, error: str) -> Prediction:
         return Prediction(
-            key=task.segment.key, field=field, value=None, confidence=0.0, evidence=[], round=task.round,
-            backend=self.name, status="failed", error=error[:500],
+            key=task.segment.key,
+            field=field,
+            value=None,
+            confidence=0.0,
+            evidence=[],
+            round=task.round,
+            backend=self.name,
+            status="failed",
+            error=error[:500],
         )
 
     # ---- review --------------------------------------------------------------------------
@@ -288,8 +321,14 @@ class OpenAIBackend:
         to_review = {}
         for f, p in task.predictions.items():
             if p.status == "failed":  # nothing to judge: ask for the label again
-                verdicts[f] = Verdict(key, f, rnd, accepted=False, reason=f"labeling failed: {p.error}",
-                                      request=f"label {f} again; the previous attempt failed")
+                verdicts[f] = Verdict(
+                    key,
+                    f,
+                    rnd,
+                    accepted=False,
+                    reason=f"labeling failed: {p.error}",
+                    request=f"label {f} again; the previous attempt failed",
+                )
             else:
                 to_review[f] = p
         if not to_review:
@@ -301,8 +340,12 @@ class OpenAIBackend:
         def build(keys: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             schema = review_schema(keys, opts.max_reason_chars)
             system, user = prompts.review_messages(
-                segment=task.segment, predictions={k: to_review[k] for k in keys}, contracts=task.contracts,
-                evidence=task.evidence, context=task.context, lang=lang,
+                segment=task.segment,
+                predictions={k: to_review[k] for k in keys},
+                contracts=task.contracts,
+                evidence=task.evidence,
+                context=task.context,
+                lang=lang,
                 schema_in_prompt=schema if schema_in_prompt else None,
             )
             return system, user, schema
@@ -312,7 +355,11 @@ class OpenAIBackend:
             return good, bad, 0
 
         good, failed, _ = self._run(
-            self.reviewer, fields, schema_name="segment_review", build=build, parse=parse,
+            self.reviewer,
+            fields,
+            schema_name="segment_review",
+            build=build,
+            parse=parse,
             max_tokens=lambda n: 128 + n * (48 + 4 * opts.max_reason_chars),
         )
         for f in fields:
@@ -343,8 +390,12 @@ class OpenAIBackend:
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             schema = compose_schema(ks, opts.max_compose_chars)
             system, user = prompts.compose_messages(
-                segment=task.segment, values=task.values, evidence=task.evidence, context=task.context,
-                lang=lang, schema_in_prompt=schema if schema_in_prompt else None,
+                segment=task.segment,
+                values=task.values,
+                evidence=task.evidence,
+                context=task.context,
+                lang=lang,
+                schema_in_prompt=schema if schema_in_prompt else None,
             )
             return system, user, schema
 
@@ -358,14 +409,19 @@ class OpenAIBackend:
             return good, bad, 0
 
         good, failed, _ = self._run(
-            self.reviewer, keys, schema_name="segment_compose", build=build, parse=parse,
+            self.reviewer,
+            keys,
+            schema_name="segment_compose",
+            build=build,
+            parse=parse,
             max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
         )
         out = {k: good.get(k, "") for k in keys}
         if failed:
             self.stats.add(failures=1, failed_fields=len(failed))
-            log.warning("compose of %s failed for %s: %s", task.segment.key, ", ".join(failed),
-                        "; ".join(failed.values()))
+            log.warning(
+                "compose of %s failed for %s: %s", task.segment.key, ", ".join(failed), "; ".join(failed.values())
+            )
             if self.fallback is not None:
                 try:
                     backup = self.fallback.compose(task)

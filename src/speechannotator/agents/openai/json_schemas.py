@@ -70,8 +70,12 @@ def review_schema(fields: list[str], max_reason_chars: int) -> dict[str, Any]:
         "required": ["decision", "reason", "request"],
         "additionalProperties": False,
     }
-    return {"type": "object", "properties": dict.fromkeys(fields, item), "required": list(fields),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": dict.fromkeys(fields, item),
+        "required": list(fields),
+        "additionalProperties": False,
+    }
 
 
 def compose_schema(keys: list[str], max_chars: int) -> dict[str, Any]:
@@ -214,8 +218,9 @@ def parse_label_answer(
         try:
             ans = FieldAnswer.model_validate(raw)
         except ValidationError as exc:
-            bad[f] = "invalid: " + "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}"
-                                            for e in exc.errors())
+            bad[f] = "invalid: " + "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
+            )
             continue
         allowed = set(cited.get(f, []))
         evidence = [e for e in ans.evidence if e in allowed]
@@ -228,8 +233,9 @@ def parse_label_answer(
             surface = closed_value(f, canon, lang)  # type: ignore[arg-type]
             repaired = repaired or surface != ans.value
             if canon == "none":
-                good[f] = LabelOutcome(value=None, confidence=ans.confidence, evidence=evidence, abstain=True,
-                                       repaired=repaired)
+                good[f] = LabelOutcome(
+                    value=None, confidence=ans.confidence, evidence=evidence, abstain=True, repaired=repaired
+                )
                 continue
             good[f] = LabelOutcome(value=surface, confidence=ans.confidence, evidence=evidence, repaired=repaired)
         else:

@@ -29,31 +29,54 @@ FIELD_GUIDE: dict[str, tuple[str, dict[str, str]]] = {
     "gender": ("perceived gender of the voice", {"zh": "男声", "en": "male"}),
     "age": ("perceived age band of the voice", {"zh": "中年", "en": "middle-aged"}),
     "accent": ("accent or dialect of the speech", {"zh": "标准普通话", "en": "standard American English"}),
-    "pitch": ("pitch level, range and contour, one sentence",
-        {"zh": "整体音高中等偏高，句尾略有下降", "en": "medium-high pitch that falls at the end"}),
+    "pitch": (
+        "pitch level, range and contour, one sentence",
+        {"zh": "整体音高中等偏高，句尾略有下降", "en": "medium-high pitch that falls at the end"},
+    ),
     "speed": ("speaking rate, one sentence", {"zh": "语速较快且音节推进紧凑", "en": "fairly fast, compact delivery"}),
-    "rhythm": ("rhythm, fluency and pausing, one sentence",
-        {"zh": "节奏紧凑，句中无明显停顿", "en": "steady rhythm with no noticeable pauses"}),
-    "tone": ("tone and attitude of the delivery, one sentence",
-        {"zh": "急促而坚定的陈述语气", "en": "urgent yet firm declarative tone"}),
-    "texture": ("voice quality and timbre, one sentence",
-        {"zh": "音色清晰，略带气声", "en": "clear timbre with slight breathiness"}),
-    "pronunciation": ("articulation and clarity, one sentence",
-        {"zh": "咬字清晰，无明显吞音", "en": "crisp articulation, no slurring"}),
+    "rhythm": (
+        "rhythm, fluency and pausing, one sentence",
+        {"zh": "节奏紧凑，句中无明显停顿", "en": "steady rhythm with no noticeable pauses"},
+    ),
+    "tone": (
+        "tone and attitude of the delivery, one sentence",
+        {"zh": "急促而坚定的陈述语气", "en": "urgent yet firm declarative tone"},
+    ),
+    "texture": (
+        "voice quality and timbre, one sentence",
+        {"zh": "音色清晰，略带气声", "en": "clear timbre with slight breathiness"},
+    ),
+    "pronunciation": (
+        "articulation and clarity, one sentence",
+        {"zh": "咬字清晰，无明显吞音", "en": "crisp articulation, no slurring"},
+    ),
     "emotion": ("emotion with intensity, formatted label (intensity)", {"zh": "平静（较弱）", "en": "calm (weak)"}),
-    "paralinguistic": ("non-verbal vocal events (sigh, laughter, pause, breath), or the none marker",
-        {"zh": "无", "en": "none"}),
-    "environment": ("recording environment, or the none marker when it cannot be told",
-        {"zh": "安静的室内", "en": "quiet indoor room"}),
-    "background_sound": ("background sounds, or the none marker when absent",
-        {"zh": "持续的引擎轰鸣", "en": "steady engine rumble"}),
-    "caption": ("a 2-3 sentence description of how the speech sounds, from the reviewed attributes",
-        {"zh": "中年男声，标准普通话，语速较快，情绪紧张。",
-         "en": "A middle-aged male voice in standard American English, fast and tense."}),
+    "paralinguistic": (
+        "non-verbal vocal events (sigh, laughter, pause, breath), or the none marker",
+        {"zh": "无", "en": "none"},
+    ),
+    "environment": (
+        "recording environment, or the none marker when it cannot be told",
+        {"zh": "安静的室内", "en": "quiet indoor room"},
+    ),
+    "background_sound": (
+        "background sounds, or the none marker when absent",
+        {"zh": "持续的引擎轰鸣", "en": "steady engine rumble"},
+    ),
+    "caption": (
+        "a 2-3 sentence description of how the speech sounds, from the reviewed attributes",
+        {
+            "zh": "中年男声，标准普通话，语速较快，情绪紧张。",
+            "en": "A middle-aged male voice in standard American English, fast and tense.",
+        },
+    ),
     "contextual_inference": (
         "what the situation and the speaker's state likely are, grounded in the context and evidence",
-        {"zh": "说话人处于嘈杂的赛车环境中，语气紧张。",
-         "en": "The speaker seems to be in a noisy race car, under pressure."}),
+        {
+            "zh": "说话人处于嘈杂的赛车环境中，语气紧张。",
+            "en": "The speaker seems to be in a noisy race car, under pressure.",
+        },
+    ),
 }
 
 LANGUAGE_NAME = {"zh": "Simplified Chinese", "en": "English"}
@@ -108,8 +131,10 @@ _STABLE_CONTEXT = ("recording_summary", "speaker_history")
 
 def stable_first(context: dict[str, Any]) -> dict[str, Any]:
     """Context keys that change least between segments first (prompt prefix reuse)."""
-    return {**{k: context[k] for k in _STABLE_CONTEXT if k in context},
-            **{k: v for k, v in context.items() if k not in _STABLE_CONTEXT}}
+    return {
+        **{k: context[k] for k in _STABLE_CONTEXT if k in context},
+        **{k: v for k, v in context.items() if k not in _STABLE_CONTEXT},
+    }
 
 
 def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
@@ -176,8 +201,11 @@ def label_messages(
     schema_in_prompt: dict[str, Any] | None,
 ) -> tuple[str, str]:
     """(system, user text) for labeling `fields` of one segment."""
-    source = ("the attached segment audio, the transcript and the evidence" if with_audio
-              else "the transcript and the acoustic evidence (no audio is attached)")
+    source = (
+        "the attached segment audio, the transcript and the evidence"
+        if with_audio
+        else "the transcript and the acoustic evidence (no audio is attached)"
+    )
     system = (
         "You are the Labeling Agent of a speech annotation system. You describe how one speech segment "
         f"sounds, judging from {source}. Follow each field's contract: use its admissible evidence in its "
@@ -235,7 +263,7 @@ def review_messages(
         "check (1) evidence support: the value must agree with the admitted evidence it cites and with the "
         "field's contract (e.g. a background sound needs acoustic support; an emotion must not contradict the "
         "prosody), and (2) consistency: speaker traits must agree with the same speaker's history, and values "
-        "must not conflict with the context. Decide \"accept\", or \"revise\" with a short reason and a "
+        'must not conflict with the context. Decide "accept", or "revise" with a short reason and a '
         f"field-specific revision request telling the labeler what to re-examine.\n{DATA_RULE}\n"
         f"Write reasons and requests in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
     )

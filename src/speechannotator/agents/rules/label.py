@@ -22,10 +22,22 @@ from .evidence import FieldView, speaker_gender
 from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
 _SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
-_MODEL_EMOTIONS = {"angry": "angry", "disgusted": "disgusted", "fearful": "fearful", "happy": "happy",
-                   "neutral": "neutral", "sad": "sad", "surprised": "surprised", "生气/angry": "angry",
-                   "厌恶/disgusted": "disgusted", "恐惧/fearful": "fearful", "开心/happy": "happy",
-                   "中立/neutral": "neutral", "难过/sad": "sad", "吃惊/surprised": "surprised"}
+_MODEL_EMOTIONS = {
+    "angry": "angry",
+    "disgusted": "disgusted",
+    "fearful": "fearful",
+    "happy": "happy",
+    "neutral": "neutral",
+    "sad": "sad",
+    "surprised": "surprised",
+    "生气/angry": "angry",
+    "厌恶/disgusted": "disgusted",
+    "恐惧/fearful": "fearful",
+    "开心/happy": "happy",
+    "中立/neutral": "neutral",
+    "难过/sad": "sad",
+    "吃惊/surprised": "surprised",
+}
 
 
 def suggestion(request: str) -> str | None:
@@ -59,8 +71,12 @@ def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
         return Outcome(closed_value("gender", sg, lang), round(min(0.85, sprob), 2), "ok", why)
     if g is not None:
-        return Outcome(closed_value("gender", g, lang), round(p, 2), "ok" if p >= 0.6 else "abstain",
-                       f"local gender evidence p={p:.2f}")
+        return Outcome(
+            closed_value("gender", g, lang),
+            round(p, 2),
+            "ok" if p >= 0.6 else "abstain",
+            f"local gender evidence p={p:.2f}",
+        )
     return Outcome(P.NONE, 0.0, "abstain", "no gender evidence")
 
 
@@ -70,12 +86,22 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         band = v.text(name)
         canon = canonical_closed("age", band) if band else None
         if canon and canon != "none":
-            return Outcome(closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok",
-                           f"age model band {band}")
+            return Outcome(
+                closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok", f"age model band {band}"
+            )
     years = v.num("age.years")
     if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
-        canon = ("child" if years < 13 else "teenager" if years < 18 else "young adult" if years < 36
-                 else "middle-aged" if years < 60 else "elderly")
+        canon = (
+            "child"
+            if years < 13
+            else "teenager"
+            if years < 18
+            else "young adult"
+            if years < 36
+            else "middle-aged"
+            if years < 60
+            else "elderly"
+        )
         return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
@@ -87,8 +113,9 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
     if hz is not None and hz >= 300:
         canon, why = "child", f"very high F0 {hz:.0f} Hz"
-    elif ((jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high
-          and (hnr is None or hnr < v.cal.hnr_low_db)):
+    elif (
+        (jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high and (hnr is None or hnr < v.cal.hnr_low_db)
+    ):
         canon, why = "elderly", "high jitter and shimmer"
     elif g == "male" and hz is not None and v.cal.pitch_class(hz, "male") <= -1:
         canon, why = "middle-aged", "low male F0"
@@ -188,16 +215,28 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     if (lp or 0) >= 1 or (longest or 0) >= 0.7 or gap >= 0.7:
         items.append("pause")
     if not items:
-        return Outcome(P.NONE, 0.6 if seen else 0.4, "ok" if seen else "abstain",
-                       "no event evidence" if not seen else "events below thresholds")
+        return Outcome(
+            P.NONE,
+            0.6 if seen else 0.4,
+            "ok" if seen else "abstain",
+            "no event evidence" if not seen else "events below thresholds",
+        )
     return Outcome(P.join([P.PARA[i] for i in items]), 0.65, "ok", "events: " + ", ".join(items))
 
 
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in ("scene.music_prob", "scene.singing_prob", "scene.noise_db", "scene.dnsmos_bak", "scene.reverb",
-                 "snr.db", "events.music", "events.singing"):
+    for name in (
+        "scene.music_prob",
+        "scene.singing_prob",
+        "scene.noise_db",
+        "scene.dnsmos_bak",
+        "scene.reverb",
+        "snr.db",
+        "events.music",
+        "events.singing",
+    ):
         x = v.num(name)
         if x is not None:
             f[name] = x
@@ -213,11 +252,17 @@ def scene_facts(v: FieldView) -> dict:
 
 
 def background_kind(f: dict, cal: Calibration = DEFAULT) -> str | None:
-    music = (f.get("scene.background") == "music" or f.get("scene.music_prob", 0) >= cal.music_prob
-             or f.get("events.music", 0) >= cal.music_prob)  # events.*: a plugged-in sound event tagger
+    music = (
+        f.get("scene.background") == "music"
+        or f.get("scene.music_prob", 0) >= cal.music_prob
+        or f.get("events.music", 0) >= cal.music_prob
+    )  # events.*: a plugged-in sound event tagger
     singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.music_prob
-    noisy = (f.get("scene.background") == "noise" or f.get("scene.dnsmos_bak", 5) < cal.dnsmos_bak_noisy
-             or f.get("snr.db", 99) < cal.snr_noisy_db)
+    noisy = (
+        f.get("scene.background") == "noise"
+        or f.get("scene.dnsmos_bak", 5) < cal.dnsmos_bak_noisy
+        or f.get("snr.db", 99) < cal.snr_noisy_db
+    )
     ntype = f.get("scene.noise_type", "")
     if singing:
         return "singing"
@@ -257,11 +302,23 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     return Outcome(P.NONE, 0.55, "ok", "no identifiable environment cue")
 
 
-_WRAPPED = {"pitch": label_pitch, "speed": label_speed, "rhythm": label_rhythm, "tone": label_tone,
-            "texture": label_texture, "pronunciation": label_pronunciation}
-_RULES = {"gender": label_gender, "age": label_age, "accent": label_accent, "emotion": label_emotion,
-          "paralinguistic": label_paralinguistic, "background_sound": label_background,
-          "environment": label_environment}
+_WRAPPED = {
+    "pitch": label_pitch,
+    "speed": label_speed,
+    "rhythm": label_rhythm,
+    "tone": label_tone,
+    "texture": label_texture,
+    "pronunciation": label_pronunciation,
+}
+_RULES = {
+    "gender": label_gender,
+    "age": label_age,
+    "accent": label_accent,
+    "emotion": label_emotion,
+    "paralinguistic": label_paralinguistic,
+    "background_sound": label_background,
+    "environment": label_environment,
+}
 
 
 def _valid_suggestion(field: str, text: str, lang: str) -> str | None:
@@ -294,9 +351,27 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
                 raise ValueError(f"the rules backend has no rule for field {field!r}")
             if request and sug is None:
                 oc.rationale = f"relabeled in strict mode per request ({request}); {oc.rationale}"
-            out[field] = Prediction(task.segment.key, field, oc.value, oc.confidence, list(view.cited),
-                                    round=task.round, backend=backend_name, status=oc.status, rationale=oc.rationale)
+            out[field] = Prediction(
+                task.segment.key,
+                field,
+                oc.value,
+                oc.confidence,
+                list(view.cited),
+                round=task.round,
+                backend=backend_name,
+                status=oc.status,
+                rationale=oc.rationale,
+            )
         except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
-            out[field] = Prediction(task.segment.key, field, None, 0.0, list(view.cited), round=task.round,
-                                    backend=backend_name, status="failed", error=f"{type(exc).__name__}: {exc}")
+            out[field] = Prediction(
+                task.segment.key,
+                field,
+                None,
+                0.0,
+                list(view.cited),
+                round=task.round,
+                backend=backend_name,
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+            )
     return out

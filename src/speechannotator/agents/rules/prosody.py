@@ -56,8 +56,13 @@ def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Out
     fin = v.num("pitch.final_slope_semitones")
     final = "level"
     if fin is not None:
-        final = "steep_fall" if fin <= 2 * v.cal.final_fall_st else "fall" if fin <= v.cal.final_fall_st else (
-            "rise" if fin >= v.cal.final_rise_st else "level")
+        final = (
+            "steep_fall"
+            if fin <= 2 * v.cal.final_fall_st
+            else "fall"
+            if fin <= v.cal.final_fall_st
+            else ("rise" if fin >= v.cal.final_rise_st else "level")
+        )
     rel = ""
     hz, spk = v.num("pitch.median_hz", cite=False), v.num("speaker.pitch.median_hz")
     if hz and spk:
@@ -157,8 +162,11 @@ def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
         return Outcome(P.TEXTURE["neutral"], 0.2, "abstain", "no voice-quality evidence")
     base = "deep" if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
     mods = []
-    hoarse = (hnr is not None and hnr < v.cal.hnr_low_db) or (jit or 0) > v.cal.jitter_high or (
-        shim or 0) > v.cal.shimmer_high
+    hoarse = (
+        (hnr is not None and hnr < v.cal.hnr_low_db)
+        or (jit or 0) > v.cal.jitter_high
+        or (shim or 0) > v.cal.shimmer_high
+    )
     if hoarse:
         mods.append("breathy" if (v.num("events.breath") or 0) >= v.cal.breath_prob else "hoarse")
     elif hnr is not None and hnr >= v.cal.hnr_high_db:
@@ -198,5 +206,9 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
     if noisy:
         parts.append(P.PRON["noisy"])
     conf = 0.6 if prob is not None else 0.4
-    return Outcome(P.join(parts), conf, "ok" if prob is not None or r is not None else "abstain",
-                   f"ASR word probability {prob if prob is None else round(prob, 2)}, rate class {r}")
+    return Outcome(
+        P.join(parts),
+        conf,
+        "ok" if prob is not None or r is not None else "abstain",
+        f"ASR word probability {prob if prob is None else round(prob, 2)}, rate class {r}",
+    )

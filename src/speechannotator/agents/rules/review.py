@@ -9,7 +9,6 @@ evidence or the speaker's history determines one.
 
 from __future__ import annotations
 
-
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker
@@ -21,8 +20,28 @@ from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
-_ENV_CLAIMS = ("嘈杂", "噪", "街", "马路", "车", "户外", "室外", "餐厅", "商场", "机场", "车站", "noisy", "street",
-               "crowd", "outdoor", "traffic", "car", "restaurant", "station", "airport")
+_ENV_CLAIMS = (
+    "嘈杂",
+    "噪",
+    "街",
+    "马路",
+    "车",
+    "户外",
+    "室外",
+    "餐厅",
+    "商场",
+    "机场",
+    "车站",
+    "noisy",
+    "street",
+    "crowd",
+    "outdoor",
+    "traffic",
+    "car",
+    "restaurant",
+    "station",
+    "airport",
+)
 _MSG = {
     "zh": {
         "missing": "该字段没有有效取值，请依据已采纳证据重新标注。",
@@ -43,9 +62,9 @@ _MSG = {
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
         "drift": "Differs from the consistent judgement ({v}) over the speaker's {n} other segments, "
-                 "and the local evidence is too weak for a change.",
+        "and the local evidence is too weak for a change.",
         "bg_unsupported": "Background sound '{v}' has no acoustic/event support (possibly taken from the "
-                          "transcript); label from acoustic evidence only.",
+        "transcript); label from acoustic evidence only.",
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
@@ -53,7 +72,7 @@ _MSG = {
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
         "speed": "The speed description is two or more levels away from the rate evidence.",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
-                    "while the evidence determines one.",
+        "while the evidence determines one.",
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
@@ -150,10 +169,14 @@ class _Reviewer:
         kind = background_kind(facts, self.cal) if facts else None
         text = (self.task.segment.text or "").lower()
         if claimed:
-            kinds = (_claims(str(p.value), self.P.BACKGROUND_PARSE)
-                     | _claims(str(p.value), phrases("en").BACKGROUND_PARSE))
-            lexical = any(w in text for w, _ in self.P.BACKGROUND_PARSE + phrases("en").BACKGROUND_PARSE
-                          if w in str(p.value).lower())
+            kinds = _claims(str(p.value), self.P.BACKGROUND_PARSE) | _claims(
+                str(p.value), phrases("en").BACKGROUND_PARSE
+            )
+            lexical = any(
+                w in text
+                for w, _ in self.P.BACKGROUND_PARSE + phrases("en").BACKGROUND_PARSE
+                if w in str(p.value).lower()
+            )
             if facts and kind is None:
                 return self.reject("background_sound", self.M["bg_unsupported"].format(v=p.value), self.P.NONE)
             if not facts and lexical:
@@ -162,8 +185,11 @@ class _Reviewer:
                 return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
             why = "supported by scene evidence" if facts else "no scene evidence to check"
             return self.accept("background_sound", why)
-        if kind is not None and (facts.get("scene.music_prob", 0) >= 0.7 or facts.get("snr.db", 99) < 8
-                                 or facts.get("scene.dnsmos_bak", 5) < 2.5):
+        if kind is not None and (
+            facts.get("scene.music_prob", 0) >= 0.7
+            or facts.get("snr.db", 99) < 8
+            or facts.get("scene.dnsmos_bak", 5) < 2.5
+        ):
             return self.reject("background_sound", self.M["bg_missed"].format(v=p.value), self.P.BACKGROUND[kind])
         return self.accept("background_sound", "none, consistent with scene evidence")
 
