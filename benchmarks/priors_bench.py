@@ -112,7 +112,8 @@ def bench_pitch(quick: bool) -> tuple[float, float, int]:
         end2end.append(three(int(tab.get((s.key, "pitch.class"), 99))) == cls)
         if not end2end[-1]:
             print(
-                f"  pitch miss: {g} truth={cls} median={med:.0f} gender={tab.get((s.key, 'gender.label'))} class={tab.get((s.key, 'pitch.class'))}"
+                f"  pitch miss: {g} truth={cls} median={med:.0f} gender={tab.get((s.key, 'gender.label'))} "
+                f"class={tab.get((s.key, 'pitch.class'))}"
             )
     return float(np.mean(with_truth)), float(np.mean(end2end)), len(truth)
 
@@ -139,7 +140,9 @@ def bench_background(quick: bool) -> tuple[float, int, Counter]:
     for s, t, g in zip(segs, truth, got):
         if g != t:
             print(
-                f"  background miss: {s.speaker} truth={t} got={g} snr={tab.get((s.key, 'snr.db'), float('nan')):.1f} noise_db={tab.get((s.key, 'scene.noise_db'), float('nan')):.1f} music={tab.get((s.key, 'scene.music_prob'))}"
+                f"  background miss: {s.speaker} truth={t} got={g} snr={tab.get((s.key, 'snr.db'), float('nan')):.1f} "
+                f"noise_db={tab.get((s.key, 'scene.noise_db'), float('nan')):.1f} "
+                f"music={tab.get((s.key, 'scene.music_prob'))}"
             )
     return float(np.mean([g == t for g, t in zip(got, truth)])), len(truth), conf
 

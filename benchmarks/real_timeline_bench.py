@@ -168,8 +168,9 @@ def fmt(r: dict) -> str:
     t = r["text"]
     txt = f"WER {_pct(t['wer']):5.1f} cpWER {_pct(t['cpwer']):5.1f}" if t else "WER   -   cpWER   -  "
     return (
-        f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  DER {_pct(r['der']):5.1f} "
-        f"(noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
+        f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  "
+        f"DER {_pct(r['der']):5.1f} (noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  "
+        f"seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
         f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}"
     )
 

@@ -161,7 +161,8 @@ def run(out_dir: Path, quick: bool = False, config=None, hard: bool = False) -> 
         )
         print(
             f"{name:24s} spk {k}->{res.num_speakers}  CER {_rate(row['cer']):5.1f}  cpCER {_rate(row['cpcer']):5.1f}  "
-            f"tcpCER {_rate(row['tcpcer']):5.1f}  DER {100 * der_err / max(der_len, 1e-9):5.1f}  RTF {row['rtf']:.3f} {res.timings}",
+            f"tcpCER {_rate(row['tcpcer']):5.1f}  DER {100 * der_err / max(der_len, 1e-9):5.1f}  "
+            f"RTF {row['rtf']:.3f} {res.timings}",
             flush=True,
         )
     return summarize(rows)

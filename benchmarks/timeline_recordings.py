@@ -159,7 +159,7 @@ def build_conversation(
             order.append(int(rng.choice([s for s in range(num_speakers) if s != order[-1]] or [0])))
     placed: list[tuple[int, np.ndarray, str]] = []
     utts: list[Utterance] = []
-    t, prev_end, prev_spk = 0.5, 0.5, None
+    prev_end, prev_spk = 0.5, None
     counts: dict[int, int] = {}
     for spk in order[:num_turns]:
         x, text = _utterance(spk, counts.get(spk, 0) + seed, rng)

@@ -46,7 +46,7 @@ OUTPUT_KEYS: tuple[str, ...] = (
 )
 
 
-class Group(str, Enum):
+class Group(str, Enum):  # noqa: UP042 (StrEnum would change what str() of a member gives)
     SEMANTIC = "semantic_understanding"
     SPEAKER = "speaker_profile"
     PROSODY = "prosody_and_delivery"

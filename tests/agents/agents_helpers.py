@@ -46,7 +46,7 @@ def config(**agents) -> Config:
     return load_config(overrides={"agents": agents} if agents else None)
 
 
-MALE = dict(
+MALE = dict(  # noqa: C408 (keyword names spell evidence names: gender__p_male = gender.p_male)
     gender__p_male=0.93,
     gender__label="male",
     pitch__median_hz=118.0,

@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pydantic
 import pytest
 
 from speechannotator.config import Config, load_config
@@ -173,7 +174,7 @@ def test_config_file_and_presets():
     assert (
         gpu.refiner.model == gpu.labeler.model and gpu.refiner.url == gpu.labeler.url
     )  # Omni refines, as in the paper
-    with pytest.raises(Exception):
+    with pytest.raises(pydantic.ValidationError):
         load_config(None, {"asr": {"refine": "magic"}})
 
 

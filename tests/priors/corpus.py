@@ -90,7 +90,7 @@ def noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
             for i, v in enumerate(["en-us+m1", "en-us+f2", "en-us+m7", "en-us+f4"])
         ]
         y = np.zeros(n, np.float32)
-        for i, p in enumerate(parts):
+        for p in parts:
             p = np.tile(p, int(np.ceil(n / len(p))) + 1)
             off = int(rng.integers(0, SR))
             y += p[off : off + n] / (np.std(p) + 1e-9)

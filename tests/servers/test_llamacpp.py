@@ -56,4 +56,4 @@ def test_stop_releases_the_port(llama_server):
     with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
         urllib.request.urlopen(base + "/health", timeout=2)
     with pytest.raises(ServerError, match="not running"):
-        server.url
+        _ = server.url

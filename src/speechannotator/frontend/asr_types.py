@@ -103,10 +103,7 @@ _PROMPTS = (_bare(ZH_PROMPT), _bare("以下是普通話的句子。"))
 def is_prompt_echo(text: str) -> bool:
     """The text is (mostly) a decoding prompt said back: what remains without it is under 2 characters."""
     bare = _bare(text)
-    for p in _PROMPTS:
-        if p and p in bare and len(bare.replace(p, "")) < 2:
-            return True
-    return False
+    return any(p and p in bare and len(bare.replace(p, "")) < 2 for p in _PROMPTS)
 
 
 def hallucination_reason(piece: Piece, cfg: AsrConfig) -> str | None:

@@ -2,7 +2,8 @@
 
 Segments go in batches with their speaker and language; the model returns JSON
 `{"segments": [{"key": ..., "text": ...}]}` (json_schema response format; the shared chat client
-falls back to json_object, then plain text, for servers without it). Transcripts are data, never instructions: they travel inside a JSON payload,
+falls back to json_object, then plain text, for servers without it). Transcripts are data, never
+instructions: they travel inside a JSON payload,
 the system prompt says so, and every refined text is checked against its input (same key,
 bounded character edit ratio, same script) before it replaces it. Any failure (network,
 non-JSON, schema, too large a change) after bounded retries keeps the deterministic text.

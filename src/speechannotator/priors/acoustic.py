@@ -200,7 +200,8 @@ def noise_power(original: np.ndarray, enhanced: np.ndarray) -> float:
     frames where the enhanced signal has no speech; it overestimates on clean speech, where
     the residual is the enhancer's distortion of soft speech sounds. (2) the 5th
     percentile of the original's frame energy, the classic noise floor (125 ms of pauses in
-    a 2.5 s segment suffice); it overestimates when a segment has no pauses. Measured on clean espeak, LibriVox and mixes at 5-20 dB.
+    a 2.5 s segment suffice); it overestimates when a segment has no pauses. Measured on clean
+    espeak, LibriVox and mixes at 5-20 dB.
     """
     o_db = frame_db(original)
     floor = float(10 ** (np.percentile(o_db, 5) / 10))

@@ -44,7 +44,7 @@ def aggregate(
             continue
         if e.name in _NO_MEAN or e.value is None:
             continue
-        if isinstance(e.value, bool) or isinstance(e.value, str):
+        if isinstance(e.value, (bool, str)):
             cat[e.name][str(e.value)] += d
         elif isinstance(e.value, (int, float)) and math.isfinite(float(e.value)):
             num[e.name].append((float(e.value), d * max(e.reliability, 0.05)))
@@ -73,11 +73,11 @@ def aggregate(
     for name, counts in cat.items():
         out.append(mk(name, max(counts.items(), key=lambda kv: kv[1])[0], float(np.mean(rel[name])) * support))
     if gender:
-        z = sum(l * w for l, w in gender) / max(1e-9, sum(w for _, w in gender))
+        z = sum(lo * w for lo, w in gender) / max(1e-9, sum(w for _, w in gender))
         # Log-odds average, then scaled by the evidence mass so many agreeing segments firm up.
         mass = min(3.0, 1.0 + 0.25 * (len(gender) - 1))
         p = 1.0 / (1.0 + math.exp(-z * mass))
-        agree = np.mean([(l > 0) == (z > 0) for l, _ in gender])
+        agree = np.mean([(lo > 0) == (z > 0) for lo, _ in gender])
         out.append(mk("gender.p_male", p, abs(p - 0.5) * 2 * agree))
         out.append(mk("gender.label", "male" if p >= 0.5 else "female", abs(p - 0.5) * 2 * agree))
     return out

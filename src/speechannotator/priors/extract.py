@@ -290,7 +290,7 @@ def _speaker_relative(
     for seg in segments:
         by_spk[seg.speaker].append(seg)
     out: list[Evidence] = []
-    for spk, segs in by_spk.items():
+    for segs in by_spk.values():
         pool = [vals[x.key] for x in segs]
         for seg in segs:
             z, rel = emotion.arousal(vals[seg.key], pool)

