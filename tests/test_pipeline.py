@@ -103,7 +103,8 @@ def test_batch_with_bad_inputs_reports_each_and_completes_the_rest(tmp_path):
         assert fragment in line
     for good in ("stereo48k", "phone8k"):
         records = validate_records(json.loads((out / f"{good}.json").read_text()))
-        assert records and any("test" in r.text.lower() for r in records)
+        # The real reader's sentence (espeak's "test" is misheard by Whisper base at times).
+        assert records and any("young man" in r.text.lower() for r in records), [r.text for r in records]
     assert (out / "keep.json").read_text() == '["already here"]'
     assert not any((out / f"{n.split('.')[0]}.json").exists() for n in expected)
 

@@ -154,9 +154,7 @@ def test_an_unreadable_manifest_is_one_error_and_other_inputs_go_on(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["missing.wav"])
-def test_a_missing_file_becomes_an_item_whose_load_says_why(tmp_path, name):
-    corpus = read_corpus([tmp_path / name])
-    from speechannotator.audio import AudioError
-
-    with pytest.raises(AudioError, match="does not exist"):
-        load_item_audio(corpus.items[0])
+def test_a_missing_file_is_one_error_naming_it_and_the_cause(tmp_path, name):
+    corpus = read_corpus([tmp_path / name, tmp_path])
+    assert corpus.items == []
+    assert corpus.errors == [(str(tmp_path / name), "file does not exist")]

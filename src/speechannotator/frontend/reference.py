@@ -31,15 +31,27 @@ def _number(d: dict, name: str, where: str) -> float:
     return value
 
 
-def _one_session(found: set, stem: str, what: str) -> bool:
-    """Whether rows must be filtered by `stem`; a file for one other recording is refused."""
-    if len(found) == 1 and stem not in found:
+def recording_names(rec: str) -> list[str]:
+    """The session names a reference may give recording `rec`, longest first: its corpus id and
+    each shorter tail of it (`audio/a/x` -> `audio/a/x`, `a/x`, `x`)."""
+    parts = rec.split("/")
+    return ["/".join(parts[i:]) for i in range(len(parts))]
+
+
+def _session_filter(found: set, stem: str, what: str) -> str | None:
+    """The session to keep rows of (None: all); a file for one other recording is refused."""
+    names = recording_names(stem)
+    if len(found) == 1:
         (other,) = found
-        raise ReferenceError(
-            f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
-            f"{stem!r} (or a folder holding {stem}.<ext>)"
-        )
-    return len(found) > 1
+        if other not in names:
+            raise ReferenceError(
+                f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
+                f"{stem!r} (or a folder holding {stem}.<ext>)"
+            )
+        return None
+    if len(found) > 1:
+        return next((n for n in names if n in found), stem)
+    return None
 
 
 def _from_json(data: list, stem: str) -> list[Row]:
@@ -47,7 +59,7 @@ def _from_json(data: list, stem: str) -> list[Row]:
     if not isinstance(data, list):
         raise ReferenceError("expected a JSON array of segments")
     sessions = {str(d["session_id"]) for d in data if isinstance(d, dict) and d.get("session_id") is not None}
-    filtered = _one_session(sessions, stem, "session")
+    keep = _session_filter(sessions, stem, "session")
     for i, d in enumerate(data):
         where = f"item {i}"
         if not isinstance(d, dict):
@@ -63,7 +75,7 @@ def _from_json(data: list, stem: str) -> list[Row]:
                 )
             )
         elif "speaker" in d:  # SegLST, seconds
-            if filtered and str(d.get("session_id")) != stem:
+            if keep is not None and str(d.get("session_id")) != keep:
                 continue
             words = d.get("words", "")
             rows.append(
@@ -90,9 +102,9 @@ def _from_rttm(text: str, stem: str) -> list[Row]:
         if len(parts) < 8:
             raise ReferenceError(f"line {n} has {len(parts)} fields, expected at least 8")
         parsed.append((n, parts))
-    filtered = _one_session({parts[1] for _, parts in parsed}, stem, "file id")
+    keep = _session_filter({parts[1] for _, parts in parsed}, stem, "file id")
     for n, parts in parsed:
-        if filtered and parts[1] != stem:
+        if keep is not None and parts[1] != keep:
             continue
         try:
             start, dur = float(parts[3]), float(parts[4])
