@@ -141,3 +141,24 @@ def test_view_refuses_a_missing_state_and_a_remote_address_without_the_flag(tmp_
     StateStore(tmp_path / "state.sqlite").close()
     res = CliRunner().invoke(view_command, [str(tmp_path), "--host", "0.0.0.0"])
     assert res.exit_code != 0 and "--allow-remote" in res.output
+
+
+def test_a_correction_writes_every_recorded_export_again(annotated, tmp_path):
+    import json
+    import shutil
+
+    from speechannotator.corrections import reviewed_items
+    from speechannotator.export import export_corpus
+    from speechannotator.export.registry import recorded_exports
+    from speechannotator.viewer.edits import apply_edit
+
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    dest = export_corpus(out, "jsonl", tmp_path / "segments.jsonl", rate="16000")
+    assert [e["format"] for e in recorded_exports(out)] == ["jsonl"]
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        key = next(iter(dict(reviewed_items(store, "dialogue"))))
+    apply_edit(out / "state.sqlite", out, "dialogue", key, "text", "A corrected transcript.", "ann")
+    texts = [json.loads(line)["text"] for line in dest.read_text(encoding="utf-8").splitlines()]
+    assert "A corrected transcript." in texts
+    assert json.loads((out / "dialogue.json").read_text(encoding="utf-8"))[0]["text"] == "A corrected transcript."

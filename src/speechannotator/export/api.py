@@ -2,21 +2,44 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from .corpus_view import ExportFilter, corpus_view
 from .formats import EXPORT_FORMATS
 
+log = logging.getLogger(__name__)
+
 
 def export_corpus(
-    out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None = None, *, rate: str = "16000"
+    out_dir: str | Path,
+    fmt: str,
+    dest: str | Path,
+    filters: ExportFilter | None = None,
+    *,
+    rate: str = "16000",
+    record: bool = True,
 ) -> Path:
     """Export the complete recordings of an annotation folder to `dest` in `fmt` (see EXPORT_FORMATS).
 
     clips and hf write audio at `rate` ("16000" or "source"); jsonl, rttm and seglst write one file
     (dest itself when it has the format's extension, else a file inside dest); srt and vtt one file
-    per recording; lhotse and labelstudio a folder of manifests.
+    per recording; lhotse and labelstudio a folder of manifests. The export is recorded in
+    OUT/exports.json (`record`), so that a correction on the review page writes it again.
     """
+    path = _export(out_dir, fmt, dest, filters, rate)
+    if record:
+        from ..output.files import OutputError
+        from .registry import record_export
+
+        try:
+            record_export(out_dir, fmt, Path(dest), filters, rate)
+        except OutputError as exc:  # a read-only results folder still exports; corrections can't reach it
+            log.warning("export not recorded in %s: %s", out_dir, exc)
+    return path
+
+
+def _export(out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None, rate: str) -> Path:
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
     view = corpus_view(out_dir, filters)

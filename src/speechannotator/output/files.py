@@ -68,10 +68,14 @@ def check_output_name(out_path: Path) -> None:
 
 
 def write_json_atomic(path: Path, records: Iterable[SegmentRecord]) -> None:
+    """The records as the demo JSON, written atomically (write_text_atomic)."""
+    write_text_atomic(path, json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     """Readers never see a half-written file; the temporary name is short (a long stem must
     not overflow NAME_MAX) and removed if the write fails."""
-    text = json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

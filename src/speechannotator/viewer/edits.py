@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corrections import SPEAKER_FIELD, in_force, reviewed_items
+from ..export.registry import rerun_exports
 from ..output.decisions import EditContext, EditError, validate_edit
 from ..output.write import write_output
 from ..state import StateStore
@@ -40,5 +41,7 @@ def apply_edit(
         if new == old:
             raise EditError(f"{field} is already {new!r}")
         store.add_decision(rec, key, field, old, new, who, note)
-        write_output(store, out_dir, rec)  # the JSON (and exports) again, with the decision in force
-        return dict(reviewed_items(store, rec))[key]
+        write_output(store, out_dir, rec)  # the JSON again, with the decision in force
+        row = dict(reviewed_items(store, rec))[key]
+    rerun_exports(out_dir)  # and every export made from this folder
+    return row

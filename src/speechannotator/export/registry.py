@@ -1,0 +1,53 @@
+"""Which exports were made from an annotation folder (OUT/exports.json), so that a human
+correction can write every one of them again."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..output.files import write_text_atomic
+from .corpus_view import ExportFilter
+
+REGISTRY_FILE = "exports.json"
+
+
+def _filters_json(filters: ExportFilter | None) -> dict[str, Any]:
+    d = asdict(filters or ExportFilter())
+    return {k: sorted(v) if isinstance(v, frozenset) else v for k, v in d.items()}
+
+
+def _filters_from(d: dict[str, Any]) -> ExportFilter:
+    return ExportFilter(
+        min_duration=d.get("min_duration"),
+        max_duration=d.get("max_duration"),
+        languages=frozenset(d.get("languages", ())),
+        speakers=frozenset(d.get("speakers", ())),
+        min_confidence=dict(d.get("min_confidence", {})),
+    )
+
+
+def recorded_exports(out_dir: str | Path) -> list[dict[str, Any]]:
+    path = Path(out_dir) / REGISTRY_FILE
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text(encoding="utf-8")))
+
+
+def record_export(out_dir: str | Path, fmt: str, dest: Path, filters: ExportFilter | None, rate: str) -> None:
+    """Remember one export (the latest settings per destination win)."""
+    entry = {"format": fmt, "dest": str(Path(dest).resolve()), "rate": rate, "filters": _filters_json(filters)}
+    kept = [e for e in recorded_exports(out_dir) if e["dest"] != entry["dest"]]
+    write_text_atomic(Path(out_dir) / REGISTRY_FILE, json.dumps(kept + [entry], indent=2) + "\n")
+
+
+def rerun_exports(out_dir: str | Path) -> list[Path]:
+    """Write every recorded export again (after a correction), with its own format, rate and filters."""
+    from .api import export_corpus
+
+    return [
+        export_corpus(out_dir, e["format"], e["dest"], _filters_from(e["filters"]), rate=e["rate"], record=False)
+        for e in recorded_exports(out_dir)
+    ]
