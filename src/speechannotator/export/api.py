@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .corpus_view import ExportFilter, corpus_view
 from .formats import EXPORT_FORMATS
+from .registry import filters_from, record_export, recorded_exports
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,6 @@ def export_corpus(
     path = _export(out_dir, fmt, dest, filters, rate)
     if record:
         from ..output.files import OutputError
-        from .registry import record_export
 
         try:
             record_export(out_dir, fmt, Path(dest), filters, rate)
@@ -71,3 +71,12 @@ def _export(out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilt
     from .labelstudio import export_labelstudio
 
     return export_labelstudio(view, dest)
+
+
+def rerun_exports(out_dir: str | Path) -> list[Path]:
+    """Write every export recorded in OUT/exports.json again (after a correction), each with its
+    own format, destination, rate and filters."""
+    return [
+        export_corpus(out_dir, e["format"], e["dest"], filters_from(e["filters"]), rate=e["rate"], record=False)
+        for e in recorded_exports(out_dir)
+    ]

@@ -19,7 +19,7 @@ def _filters_json(filters: ExportFilter | None) -> dict[str, Any]:
     return {k: sorted(v) if isinstance(v, frozenset) else v for k, v in d.items()}
 
 
-def _filters_from(d: dict[str, Any]) -> ExportFilter:
+def filters_from(d: dict[str, Any]) -> ExportFilter:
     return ExportFilter(
         min_duration=d.get("min_duration"),
         max_duration=d.get("max_duration"),
@@ -41,13 +41,3 @@ def record_export(out_dir: str | Path, fmt: str, dest: Path, filters: ExportFilt
     entry = {"format": fmt, "dest": str(Path(dest).resolve()), "rate": rate, "filters": _filters_json(filters)}
     kept = [e for e in recorded_exports(out_dir) if e["dest"] != entry["dest"]]
     write_text_atomic(Path(out_dir) / REGISTRY_FILE, json.dumps(kept + [entry], indent=2) + "\n")
-
-
-def rerun_exports(out_dir: str | Path) -> list[Path]:
-    """Write every recorded export again (after a correction), with its own format, rate and filters."""
-    from .api import export_corpus
-
-    return [
-        export_corpus(out_dir, e["format"], e["dest"], _filters_from(e["filters"]), rate=e["rate"], record=False)
-        for e in recorded_exports(out_dir)
-    ]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corrections import SPEAKER_FIELD, in_force, reviewed_items
-from ..export.registry import rerun_exports
+from ..export.api import rerun_exports
 from ..output.decisions import EditContext, EditError, validate_edit
 from ..output.write import write_output
 from ..state import StateStore
