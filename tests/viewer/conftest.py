@@ -11,17 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from viewer_helpers import CHROMIUM, CHROMIUM_ARGS, EXAMPLE, REFERENCE, XSS_INDEX, XSS_TEXT, ViewServer  # noqa: E402
+from viewer_helpers import CHROMIUM, CHROMIUM_ARGS, REFERENCE, XSS_INDEX, XSS_TEXT, ViewServer, annotate_example  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def annotated(tmp_path_factory):
     """examples/dialogue.flac annotated through stages 7-12 on a reference timeline whose third
     transcript carries script and an <img onerror>: (out_dir, timeline path, settings path)."""
-    from click.testing import CliRunner
-
-    from speechannotator.cli import main
-
     work = tmp_path_factory.mktemp("viewer")
     ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
     ref[XSS_INDEX]["words"] = XSS_TEXT
@@ -30,22 +26,7 @@ def annotated(tmp_path_factory):
     out = work / "out"
     settings = work / "settings.toml"
     settings.write_text("[priors]\nenhance = false\n")  # speech enhancement is half the cost and the page needs none
-    res = CliRunner().invoke(
-        main,
-        [
-            "annotate",
-            str(EXAMPLE),
-            "--timeline",
-            str(timeline),
-            "-o",
-            str(out),
-            "-q",
-            "--no-print",
-            "--config",
-            str(settings),
-        ],
-    )
-    assert res.exit_code == 0, res.output
+    annotate_example(out, timeline, settings)
     return out, timeline, settings
 
 

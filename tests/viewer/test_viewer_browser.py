@@ -7,7 +7,7 @@ import json
 import urllib.parse
 
 from click.testing import CliRunner
-from viewer_helpers import EXAMPLE, XSS_INDEX
+from viewer_helpers import XSS_INDEX, annotate_example
 
 from speechannotator.agents.cli import explain_command
 from speechannotator.state import StateStore
@@ -149,29 +149,12 @@ def test_speaker_and_boundary_corrections(annotated, view_server, page):
 
 
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
-    from speechannotator.cli import main
-
     out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]
     with StateStore(out / "state.sqlite") as store:
         store.add_decision("dialogue", "seg_00005", "emotion", old, "curious (moderate)", "tester")
     (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
-    res = CliRunner().invoke(
-        main,
-        [
-            "annotate",
-            str(EXAMPLE),
-            "--timeline",
-            str(timeline),
-            "-o",
-            str(out),
-            "-q",
-            "--no-print",
-            "--config",
-            str(settings),
-        ],
-    )
-    assert res.exit_code == 0, res.output
+    annotate_example(out, timeline, settings)
     assert _records(out)[5]["emotion"] == "curious (moderate)"
 
 

@@ -27,6 +27,30 @@ XSS_TEXT = '<script>window.__xss = 1</script>Was he a bad man? <img src=x onerro
 XSS_INDEX = 2
 
 
+def annotate_example(out: Path, timeline: Path, settings: Path) -> None:
+    """Annotate the bundled example into `out` on `timeline` with `settings` (also a rerun)."""
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    res = CliRunner().invoke(
+        main,
+        [
+            "annotate",
+            str(EXAMPLE),
+            "--timeline",
+            str(timeline),
+            "-o",
+            str(out),
+            "-q",
+            "--no-print",
+            "--config",
+            str(settings),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+
+
 class ViewServer:
     def __init__(self, out: Path, reviewer: str = "tester"):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
