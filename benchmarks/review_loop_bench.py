@@ -138,24 +138,69 @@ def _summarize(counts: dict[str, list[int]]) -> dict:
     }
 
 
+def bench_cases(bench: Path, cases: int | None, names: list[str] | None) -> list[Path]:
+    """Audio files of a bench directory (each with its reference <stem>.json beside it)."""
+    audio_files = sorted(p for p in bench.iterdir() if p.suffix in (".flac", ".wav") and (not names or p.stem in names))
+    return audio_files[: cases or None]
+
+
+# What the channel of a real-voice conversation puts behind the voices (None: not scored).
+_REAL_BACKGROUND = {"clean": "none", "music": "background music"}
+
+
+def real_voice_cases(names: list[str], out: Path) -> list[Path]:
+    """Real-voice conversations (benchmarks/real_voices.py) as cases: the audio and a reference
+    in the output format with each turn's speaker, transcript and the voice's known gender
+    (and the background where the channel decides it). Overlaps and backchannels are turned
+    off: the timeline is fixed, so only labeling is measured."""
+    from dataclasses import replace
+
+    import real_voices
+
+    if not real_voices.available():
+        raise SystemExit(f"real voices not found in {real_voices.DATA} (set REAL_VOICES_DIR)")
+    specs = {s.name: s for s in real_voices.DEV_SET}
+    paths = []
+    for name in names:
+        if name not in specs:
+            raise SystemExit(f"unknown real-voice spec {name!r}; known: {', '.join(specs)}")
+        spec = replace(specs[name], overlap_prob=0.0, backchannel_prob=0.0)
+        conv = real_voices.build(spec)
+        path = real_voices.write(conv, out)
+        gender = {"f": "female", "m": "male"}
+        ref = [
+            {
+                "speaker_id": u.speaker,
+                "text": u.text or "",
+                "start_time": u.start,
+                "end_time": u.end,
+                "gender": gender[real_voices.VOICES[u.speaker].gender],
+                **(
+                    {"background_sound": _REAL_BACKGROUND[conv.condition]} if conv.condition in _REAL_BACKGROUND else {}
+                ),
+            }
+            for u in conv.utterances
+        ]
+        path.with_suffix(".json").write_text(json.dumps(ref, ensure_ascii=False, indent=1), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
 def run(
-    bench: Path,
+    audio_files: list[Path],
     out: Path,
     model: str,
-    cases: int | None,
     variants: list[str],
     threads: int,
-    names: list[str] | None = None,
     max_segments: int | None = None,
+    parallel: int = 1,
 ) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    audio_files = sorted(p for p in bench.iterdir() if p.suffix in (".flac", ".wav") and (not names or p.stem in names))
-    audio_files = audio_files[: cases or None]
     rules_cfg = load_config(overrides={"agents": {"backend": "rules"}})
     llm_cfg = load_config(
         overrides={
             "agents": {"backend": "local", "llm_fields": list(FIELDS)},
-            "local_llm": {"model": model, "threads": threads},
+            "local_llm": {"model": model, "threads": threads, "parallel": parallel},
         }
     )
     server = LocalLLMServer(llm_cfg.local_llm)
@@ -231,13 +276,44 @@ def run(
                     effects[v][name] += n
             print(f"{rec}: done ({len(gold)} segments)", file=sys.stderr, flush=True)
         results["server"] = server.describe()
-        results["llm_stats"] = llm.stats.as_dict()
+        results["llm_stats"] = st = llm.stats.as_dict()
+        new_prompt = st["prompt_tokens"] - st["cached_tokens"]
+        results["throughput"] = {
+            "prompt_tok_per_s": round(1000 * new_prompt / max(1, st["prompt_ms"]), 1),
+            "output_tok_per_s": round(1000 * st["completion_tokens"] / max(1, st["predicted_ms"]), 1),
+            "prompt_cache_share": round(st["cached_tokens"] / max(1, st["prompt_tokens"]), 3),
+        }
     results["segments"], results["audio_s"] = n_segments, round(audio_s, 1)
     results["accuracy"] = {k: _summarize(v) for k, v in tally.items()}
     results["review_effects"] = effects
     results["timings_s"] = {k: round(v, 1) for k, v in t_llm.items()}
     results["llm_label_rtf"] = round(t_llm["label"] / max(audio_s, 1e-6), 2)
     return results
+
+
+def record_calls(path: Path) -> None:
+    """Append every chat call (schema name, prompt, answer, seconds) to `path` as JSON lines:
+    the transcripts that show why a relabel did or did not repair a field."""
+    from speechannotator import llm_client
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = path.open("w", encoding="utf-8")
+    chat = llm_client.ChatClient.chat
+
+    def recorded(self, system, user_text, schema, **kw):
+        t = time.perf_counter()
+        answer = chat(self, system, user_text, schema, **kw)
+        row = {
+            "s": round(time.perf_counter() - t, 2),
+            "name": kw.get("schema_name"),
+            "user": user_text,
+            "answer": answer,
+        }
+        log.write(json.dumps(row, ensure_ascii=False) + "\n")
+        log.flush()
+        return answer
+
+    llm_client.ChatClient.chat = recorded
 
 
 def _llm_only_review(backend: RoutedBackend):
@@ -261,8 +337,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, help="only the first N cases")
     ap.add_argument("--max-segments", type=int, help="only the first N segments of each case")
     ap.add_argument("--case", action="append", default=[], help="only these cases (by stem; repeatable)")
+    ap.add_argument(
+        "--real",
+        default="",
+        help="real-voice conversations instead of --bench: DEV_SET names of benchmarks/real_voices.py, comma-separated",
+    )
+    ap.add_argument("--calls", type=Path, help="write every LLM call (prompt, answer, seconds) to this JSONL file")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: one per idle core)")
+    ap.add_argument("--parallel", type=int, default=1, help="llama.cpp server slots")
     args = ap.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     bad = [v for v in variants if v not in VARIANTS]
@@ -270,7 +353,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown variants: {bad}")
     if args.out.exists():
         shutil.rmtree(args.out)
-    res = run(args.bench, args.out, args.model, args.cases, variants, args.threads, args.case, args.max_segments)
+    args.out.mkdir(parents=True)
+    if args.real:
+        cases = real_voice_cases([n for n in args.real.split(",") if n], args.out / "real_voices")
+    else:
+        cases = bench_cases(args.bench, args.cases, args.case)
+    if args.calls:
+        record_calls(args.calls)
+    res = run(cases, args.out, args.model, variants, args.threads, args.max_segments, args.parallel)
     text = json.dumps(res, indent=2, ensure_ascii=False)
     (args.out / "results.json").write_text(text + "\n", encoding="utf-8")
     print(text)

@@ -50,6 +50,11 @@ class BackendStats:
     audio_requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # llama.cpp's own timings (its responses carry them): prompt tokens served from the prompt
+    # cache, and milliseconds spent reading prompts and writing answers.
+    cached_tokens: int = 0
+    prompt_ms: int = 0
+    predicted_ms: int = 0
     audio_fallback: str = ""  # why audio was turned off for the run ("" while it is on or unused)
     format_fallbacks: list[str] = field(default_factory=list)
     segments: set[str] = field(default_factory=set)
@@ -273,6 +278,18 @@ class ChatClient:
                 prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                 completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             )
+        timings = getattr(resp, "timings", None)
+        if timings is None:
+            timings = (getattr(resp, "model_extra", None) or {}).get("timings")
+        if isinstance(timings, dict):
+            try:
+                self.stats.add(
+                    cached_tokens=int(timings.get("cache_n") or 0),
+                    prompt_ms=round(float(timings.get("prompt_ms") or 0)),
+                    predicted_ms=round(float(timings.get("predicted_ms") or 0)),
+                )
+            except (TypeError, ValueError):  # a server's own extension: never fatal
+                pass
         choices = getattr(resp, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise CallError("invalid", f"response has no choices ({str(resp)[:80]!r})", retryable=True)

@@ -169,3 +169,34 @@ def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
     assert backend.reviewer is backend.labeler and backend.labeler.url == "http://127.0.0.1:9/v1"
     gpu = OpenAIBackend.from_config(load_config(overrides={"preset": "gpu"}))
     assert gpu.audio_enabled and gpu.reviewer is not gpu.labeler and gpu.reviewer.url.endswith(":8001/v1")
+
+
+def test_level_choices_make_pitch_and_speed_an_enum_of_the_rules_level_phrases():
+    from speechannotator.agents.openai.backend import level_choices
+    from speechannotator.agents.openai.prompts import label_messages
+    from speechannotator.agents.phrases.en import PITCH_PARSE
+    from speechannotator.agents.rules.review import parse_level
+    from speechannotator.records import Segment
+
+    choices = level_choices(["gender", "pitch", "speed"], "en")
+    assert set(choices) == {"pitch", "speed"} and "medium pitch" in choices["pitch"]
+    # Every choice names a level the review checks can parse.
+    assert [parse_level(c, PITCH_PARSE) for c in choices["pitch"]] == [-1, -1, 0, 1, 1]
+    schema = label_schema(["gender", "pitch"], "en", CITED, 50, 2, choices)
+    assert schema["properties"]["pitch"]["properties"]["value"]["enum"] == choices["pitch"]
+    _, user = label_messages(
+        segment=Segment("seg_00000", 0.0, 1.0, "A", text="hi"),
+        fields=["pitch", "gender"],
+        contracts={},
+        evidence={},
+        context={},
+        lang="en",
+        revision_requests={},
+        cited={"pitch": ["transcript"], "gender": ["transcript"]},
+        with_audio=False,
+        schema_in_prompt=None,
+        choices=choices,
+    )
+    # The level list replaces the example sentence the 0.5B copied; gender keeps its choices.
+    assert "one of: low pitch, moderately low pitch" in user and "falls at the end" not in user
+    assert "one of: male, female, none" in user

@@ -113,3 +113,23 @@ def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_eviden
     agents.review(stage(store2, cfg, rules))
     reasons = [v.reason for vs in store2.verdicts(REC).values() for v in vs if not v.accepted]
     assert reasons and not any("可核对" in r for r in reasons)  # other checks still fire (seg 2's gender)
+
+
+def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side_is_not(tmp_path):
+    # seg 0 measures 6.4 syllables/s (fast). "moderate" is one level off but on the other side of
+    # medium: the loop used to accept it (only two levels counted); "very fast" is one step within.
+    from speechannotator.agents.rules.review import levels_disagree
+
+    assert levels_disagree(1, 0) and levels_disagree(-1, 1) and levels_disagree(2, 0)
+    assert not levels_disagree(1, 2) and not levels_disagree(-2, -1) and not levels_disagree(0, 0)
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    llm = ScriptedLLM([{"speed": "语速适中"}, {"speed": "语速较快"}])
+    backend = RoutedBackend(llm, RulesBackend(), ["speed"], compact=True)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    verdicts = store.verdicts(REC)
+    assert not verdicts[("seg_00000", "speed")][0].accepted
+    assert store.predictions(REC)[("seg_00000", "speed")].value == "语速较快"

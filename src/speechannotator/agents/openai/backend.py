@@ -24,6 +24,7 @@ from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, Fo
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
+from ..phrases import phrases
 from . import prompts
 from .compose_check import compose_conflict
 from .json_schemas import (
@@ -62,6 +63,9 @@ class OpenAIOptions:
     max_compose_chars: int = 600  # caption / contextual inference length
     retry_backoff_s: float = 0.5  # first pause after a fault; doubles, capped at 8 s
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
+    # Pitch and speed answered as one of the level phrases instead of a free sentence: small
+    # models copy the prompt's example or an evidence number instead (docs/agents-llm.md).
+    level_choices: bool = False
 
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
@@ -71,6 +75,13 @@ def options_from(labeler: EndpointConfig) -> OpenAIOptions:
         max_reason_chars=labeler.max_value_chars,
         max_compose_chars=labeler.max_compose_chars,
     )
+
+
+def level_choices(fields: list[str], lang: str) -> dict[str, list[str]]:
+    """The level phrases pitch and speed are restricted to (the rules' own, which their checks parse)."""
+    P = phrases(lang)
+    table = {"pitch": P.PITCH_LEVEL, "speed": P.SPEED_LEVEL}
+    return {f: [table[f][k] for k in sorted(table[f])] for f in fields if f in table}
 
 
 def citable(
@@ -248,7 +259,8 @@ class OpenAIBackend:
 
         def build(keys: list[str], with_audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             cited = cited_for(keys, with_audio)
-            schema = label_schema(keys, lang, cited, opts.max_value_chars, opts.max_cited)
+            choices = level_choices(keys, lang) if opts.level_choices else None
+            schema = label_schema(keys, lang, cited, opts.max_value_chars, opts.max_cited, choices)
             system, user = prompts.label_messages(
                 segment=task.segment,
                 fields=keys,
@@ -260,6 +272,7 @@ class OpenAIBackend:
                 cited=cited,
                 with_audio=with_audio,
                 schema_in_prompt=schema if schema_in_prompt else None,
+                choices=choices,
             )
             return system, user, schema
 

@@ -34,17 +34,29 @@ def _string(max_chars: int) -> dict[str, Any]:
 
 
 def label_schema(
-    fields: list[str], lang: str, cited: dict[str, list[str]], max_value_chars: int, max_cited: int = 4
+    fields: list[str],
+    lang: str,
+    cited: dict[str, list[str]],
+    max_value_chars: int,
+    max_cited: int = 4,
+    choices: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """Schema of a label answer: {field: {value, confidence, evidence[]}} for exactly `fields`.
 
     ``cited[field]`` lists the evidence names the field may cite (never empty). Confidence is
     an integer percentage: a bounded number of digits, where a free JSON number lets a small
-    model emit digits until max_tokens.
+    model emit digits until max_tokens. ``choices[field]`` turns an open field into an enum
+    (the level phrases a small model answers pitch and speed in).
     """
+    choices = choices or {}
     props: dict[str, Any] = {}
     for f in fields:
-        value = {"type": "string", "enum": closed_choices(f, lang)} if f in CLOSED_FIELDS else _string(max_value_chars)
+        if f in CLOSED_FIELDS:
+            value = {"type": "string", "enum": closed_choices(f, lang)}
+        elif f in choices:
+            value = {"type": "string", "enum": list(choices[f])}
+        else:
+            value = _string(max_value_chars)
         props[f] = {
             "type": "object",
             "properties": {

@@ -6,6 +6,8 @@ Annotator closes its backend when it closes, also after an error or Ctrl-C.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...config import Config
 from ...servers.local_llm import LocalLLMServer
 from ..backend import Backend
@@ -24,7 +26,9 @@ class LocalBackend(OpenAIBackend):
         self.server.start()
         try:
             endpoint = self.server.endpoint(config.labeler)
-            super().__init__(endpoint, None, options=options_from(endpoint), fallback=fallback)
+            # Small models answer pitch and speed as a level phrase (OpenAIOptions.level_choices).
+            options = replace(options_from(endpoint), level_choices=True)
+            super().__init__(endpoint, None, options=options, fallback=fallback)
         except BaseException:
             self.close()
             raise

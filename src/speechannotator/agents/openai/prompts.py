@@ -89,13 +89,15 @@ def data_block(payload: dict[str, Any]) -> str:
     return f"{DATA_OPEN}\n{text}\n{DATA_CLOSE}"
 
 
-def _field_lines(fields: list[str], lang: str) -> str:
+def _field_lines(fields: list[str], lang: str, choices: dict[str, list[str]] | None = None) -> str:
     lines = []
     for f in fields:
         what, example = FIELD_GUIDE[f]
-        if f in CLOSED_FIELDS:
-            choices = ", ".join(closed_choices(f, lang))
-            lines.append(f"- {f}: {what}; one of: {choices} ({NONE_VALUE[lang]} = cannot tell)")
+        if choices and f in choices:  # a level, not a sentence: no example to copy
+            lines.append(f"- {f}: {what.split(',')[0]}; one of: {', '.join(choices[f])}")
+        elif f in CLOSED_FIELDS:
+            names = ", ".join(closed_choices(f, lang))
+            lines.append(f"- {f}: {what}; one of: {names} ({NONE_VALUE[lang]} = cannot tell)")
         elif f == "emotion":
             levels = "/".join(EMOTION_INTENSITY[lang])
             lines.append(f"- {f}: {what}, intensity one of {levels}; e.g. {example[lang]}")
@@ -199,8 +201,10 @@ def label_messages(
     cited: dict[str, list[str]],
     with_audio: bool,
     schema_in_prompt: dict[str, Any] | None,
+    choices: dict[str, list[str]] | None = None,
 ) -> tuple[str, str]:
-    """(system, user text) for labeling `fields` of one segment."""
+    """(system, user text) for labeling `fields` of one segment; ``choices`` are the values an
+    open field is restricted to (see json_schemas.label_schema)."""
     source = (
         "the attached segment audio, the transcript and the evidence"
         if with_audio
@@ -228,7 +232,7 @@ def label_messages(
         payload["revision_requests"] = requests
     # Instructions first, data last: calls for the same fields share a cacheable prompt prefix.
     parts = [
-        "Fields to label:\n" + _field_lines(fields, lang),
+        "Fields to label:\n" + _field_lines(fields, lang, choices),
         'Answer as {"<field>": {"value": ..., "confidence": 0-100, "evidence": [names]}} with exactly these '
         "fields: " + ", ".join(fields) + ".\nCitable evidence names: " + _citable_text(fields, cited),
     ]

@@ -50,9 +50,9 @@ _MSG = {
         "bg_missed": "场景证据显示存在明显背景声，而标注为“{v}”。",
         "env_unsupported": "环境“{v}”缺少声学场景证据支持（可能来自文本内容）。",
         "emo_arousal": "情绪“{v}”与韵律唤醒度（{a:+.2f}）矛盾。",
-        "pitch": "音高描述与基频证据相差两个等级以上。",
+        "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
-        "speed": "语速描述与语速证据相差两个等级以上。",
+        "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
         "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
@@ -68,9 +68,11 @@ _MSG = {
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
-        "pitch": "The pitch description is two or more levels away from the F0 evidence.",
+        "pitch": "The pitch description disagrees with the F0 evidence's level (other side of medium, "
+        "or two or more levels away).",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
-        "speed": "The speed description is two or more levels away from the rate evidence.",
+        "speed": "The speed description disagrees with the rate evidence's level (other side of medium, "
+        "or two or more levels away).",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
         "while the evidence determines one.",
         "para": "The paralinguistic label disagrees with the event evidence.",
@@ -87,6 +89,13 @@ def parse_level(text: str, table) -> int | None:
         if word in low:
             return level
     return None
+
+
+def levels_disagree(evidence: int, said: int) -> bool:
+    """A described level the evidence contradicts: two or more levels away, or on the other side
+    of medium (low / medium / high differ). One step within a side (high vs moderately high) is
+    within what the descriptions and the class boundaries can tell apart."""
+    return abs(evidence - said) >= 2 or (evidence > 0) - (evidence < 0) != (said > 0) - (said < 0)
 
 
 def _claims(text: str, table) -> set[str]:
@@ -229,7 +238,7 @@ class _Reviewer:
         if ref is not None and used != ref and level is not None and level != said:
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
             return self.reject("pitch", self.M["pitch_gender"].format(v=closed_value("gender", ref, self.lang)), sug)
-        if level is not None and said is not None and abs(level - said) >= 2:
+        if level is not None and said is not None and levels_disagree(level, said):
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
             return self.reject("pitch", self.M["pitch"], sug)
         if level is not None and said is None:  # e.g. a number copied from the evidence
@@ -241,7 +250,7 @@ class _Reviewer:
         v = self.view("speed")
         level, conf, _ = rate_level(v, self.task.segment)
         said = parse_level(str(p.value), self.P.SPEED_PARSE)
-        if level is not None and said is not None and conf >= 0.5 and abs(level - said) >= 2:
+        if level is not None and said is not None and conf >= 0.5 and levels_disagree(level, said):
             suggested = label_speed(self.view("speed"), self.task.segment, self.P).value
             return self.reject("speed", self.M["speed"], suggested)
         if level is not None and said is None and conf >= 0.5:
