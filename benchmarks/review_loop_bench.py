@@ -300,15 +300,15 @@ def record_calls(path: Path) -> None:
     log = path.open("w", encoding="utf-8")
     chat = llm_client.ChatClient.chat
 
+    counters = ("prompt_tokens", "cached_tokens", "completion_tokens", "prompt_ms", "predicted_ms")
+
     def recorded(self, system, user_text, schema, **kw):
         t = time.perf_counter()
+        before = [getattr(self.stats, c) for c in counters]
         answer = chat(self, system, user_text, schema, **kw)
-        row = {
-            "s": round(time.perf_counter() - t, 2),
-            "name": kw.get("schema_name"),
-            "user": user_text,
-            "answer": answer,
-        }
+        row = {"s": round(time.perf_counter() - t, 2), "name": kw.get("schema_name")}
+        row.update({c: getattr(self.stats, c) - b for c, b in zip(counters, before, strict=True)})
+        row.update(user=user_text, answer=answer)
         log.write(json.dumps(row, ensure_ascii=False) + "\n")
         log.flush()
         return answer

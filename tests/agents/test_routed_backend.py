@@ -4,6 +4,7 @@ from agents_helpers import REC, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
+from speechannotator.agents.openai.backend import OpenAIOptions
 from speechannotator.agents.openai.routed import RoutedBackend
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.records import Prediction
@@ -126,10 +127,14 @@ def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side
     store = make_store(tmp_path, segs, evs)
     cfg = config(review_rounds=1)
     llm = ScriptedLLM([{"speed": "语速适中"}, {"speed": "语速较快"}])
+    llm.options = OpenAIOptions(level_choices=True)  # answers are level phrases, as the local backend's
     backend = RoutedBackend(llm, RulesBackend(), ["speed"], compact=True)
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))
     agents.review(stage(store, cfg, backend))
     verdicts = store.verdicts(REC)
     assert not verdicts[("seg_00000", "speed")][0].accepted
+    # The relabel request names the rejected value and the suggestion as one of the allowed levels.
+    req = next(t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00000").revision_requests["speed"]
+    assert req.startswith('取值"语速适中"未通过审核') and '建议取值："语速很快"' in req, req
     assert store.predictions(REC)[("seg_00000", "speed")].value == "语速较快"

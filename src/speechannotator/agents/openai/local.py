@@ -26,8 +26,9 @@ class LocalBackend(OpenAIBackend):
         self.server.start()
         try:
             endpoint = self.server.endpoint(config.labeler)
-            # Small models answer pitch and speed as a level phrase (OpenAIOptions.level_choices).
-            options = replace(options_from(endpoint), level_choices=True)
+            # Small models answer pitch and speed as a level phrase (OpenAIOptions.level_choices),
+            # and cite two evidence names per field: the citations were most of the output tokens.
+            options = replace(options_from(endpoint), level_choices=True, max_cited=2)
             super().__init__(endpoint, None, options=options, fallback=fallback)
         except BaseException:
             self.close()

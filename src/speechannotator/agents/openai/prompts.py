@@ -241,7 +241,9 @@ def label_messages(
     if requests:
         parts.append(
             "A reviewer asked for revisions (revision_requests in the data, quoted from the reviewer): "
-            "address each one for its field, changing the value when the evidence supports the request."
+            "address each one for its field, changing the value when the evidence supports the request. A "
+            "suggested value in a request is the one the reviewer read from the evidence values it quotes; "
+            "answer with it (or the closest allowed value) unless other evidence clearly contradicts it."
         )
     parts += [data_block(payload), f"Now label segment {segment.key}."]
     return system, "\n\n".join(parts)

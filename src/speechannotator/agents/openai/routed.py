@@ -11,11 +11,13 @@ Composition (caption, contextual inference) is the LLM's.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from .backend import OpenAIBackend, citable
+from ..rules.review import suggestion_of
+from .backend import OpenAIBackend, citable, level_choices
 from .prompts import evidence_json
 
 # Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
@@ -47,20 +49,53 @@ def _fields_evidence(
     return {n: e for n, e in evidence.items() if n in names}
 
 
+_REQUEST_WORDS = {
+    "en": ("The value {v} was rejected: ", " Suggested value: {s}."),
+    "zh": ("取值{v}未通过审核：", "建议取值：{s}。"),
+}
+
+
+def allowed_suggestion(suggested: str | None, choices: list[str] | None) -> str | None:
+    """The suggestion as one of the allowed values: the longest choice it starts with (the
+    rules' descriptions start with the level phrase: "low pitch, some rise and fall")."""
+    if not suggested or not choices:
+        return suggested
+    fits = [c for c in choices if suggested.lower().startswith(c.lower())]
+    return max(fits, key=len) if fits else suggested
+
+
 def request_with_evidence(
-    verdict: Verdict, field: str, contracts, evidence: dict[str, Evidence], limit: int = 6
+    verdict: Verdict,
+    field: str,
+    contracts,
+    evidence: dict[str, Evidence],
+    limit: int = 6,
+    *,
+    previous: str | None = None,
+    choices: list[str] | None = None,
+    lang: str = "en",
 ) -> str:
-    """The request plus the values of the field's admitted evidence in priority order."""
+    """The request plus the values of the field's admitted evidence in priority order; with
+    `previous` it names the rejected value, with `choices` the suggestion as an allowed value
+    (a small model kept its rejected value when the suggestion was not literally a choice)."""
     contract = contracts.get(field)
     names = [n for n in (contract.priority if contract else []) if n in evidence]
     names += [
         n for n in citable(field, contracts, evidence, audio=False, context=False) if n in evidence and n not in names
     ]
     shown = evidence_json({n: evidence[n] for n in names[:limit]})
+    text = verdict.request
+    rejected, suggest = _REQUEST_WORDS["zh" if lang == "zh" else "en"]
+    if previous:
+        text = rejected.format(v=json.dumps(previous, ensure_ascii=False)) + text
+    suggested = suggestion_of(verdict.request)
+    fit = allowed_suggestion(suggested, choices)
+    if fit and fit != suggested:
+        text += suggest.format(s=json.dumps(fit, ensure_ascii=False))
     if not shown:
-        return verdict.request
+        return text
     facts = "; ".join(f"{k} = {v}" for k, v in shown.items())
-    return f"{verdict.request} Evidence: {facts}."
+    return f"{text} Evidence: {facts}."
 
 
 class RoutedBackend:
@@ -100,9 +135,21 @@ class RoutedBackend:
 
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
+        options = getattr(self.llm, "options", None)
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
         for f, v in verdicts.items():
             if f in self.llm_fields and not v.accepted:
-                v.request = request_with_evidence(v, f, task.contracts, task.evidence)
+                pred = task.predictions.get(f)
+                choices = level_choices([f], lang).get(f) if getattr(options, "level_choices", False) else None
+                v.request = request_with_evidence(
+                    v,
+                    f,
+                    task.contracts,
+                    task.evidence,
+                    previous=None if pred is None or pred.value is None else str(pred.value),
+                    choices=choices,
+                    lang=lang,
+                )
         if self.llm_review:
             passed = {
                 f: p

@@ -9,6 +9,8 @@ evidence or the speaker's history determines one.
 
 from __future__ import annotations
 
+import re
+
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker
@@ -81,6 +83,15 @@ _MSG = {
         "suggest": " (suggested: {s})",
     },
 }
+
+
+_SUGGESTED = re.compile(r"\(suggested: (.+?)\)|（建议：(.+?)）")
+
+
+def suggestion_of(request: str) -> str | None:
+    """The suggested value a request of these checks carries (see _MSG "suggest"), or None."""
+    m = _SUGGESTED.search(request or "")
+    return (m.group(1) or m.group(2)).strip() if m else None
 
 
 def parse_level(text: str, table) -> int | None:
