@@ -137,4 +137,7 @@ def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side
     # The relabel request names the rejected value and the suggestion as one of the allowed levels.
     req = next(t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00000").revision_requests["speed"]
     assert req.startswith('取值"语速适中"未通过审核') and '建议取值："语速很快"' in req, req
+    # ... and the relabel may answer only the levels on the evidence's side of medium.
+    relabel = next(t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00000")
+    assert relabel.allowed_values == {"speed": ["语速较快", "语速很快"]}
     assert store.predictions(REC)[("seg_00000", "speed")].value == "语速较快"

@@ -29,6 +29,9 @@ class LabelTask:
     revision_requests: dict[str, str] = field(default_factory=dict)
     round: int = 0
     audio_wav: bytes | None = None  # 16 kHz mono WAV bytes of the segment, for audio models
+    # {field: the values a relabel may answer} where a reviewer's verdict narrowed them
+    # (agents/openai/routed.py: the levels the evidence allows); empty: the field's own.
+    allowed_values: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass

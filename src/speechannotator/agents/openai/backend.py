@@ -259,7 +259,8 @@ class OpenAIBackend:
 
         def build(keys: list[str], with_audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             cited = cited_for(keys, with_audio)
-            choices = level_choices(keys, lang) if opts.level_choices else None
+            choices = level_choices(keys, lang) if opts.level_choices else {}
+            choices.update({f: v for f, v in task.allowed_values.items() if f in keys and v})
             schema = label_schema(keys, lang, cited, opts.max_value_chars, opts.max_cited, choices)
             system, user = prompts.label_messages(
                 segment=task.segment,

@@ -16,7 +16,8 @@ from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..rules.review import suggestion_of
+from ..phrases import phrases
+from ..rules.review import levels_disagree, parse_level, suggestion_of
 from .backend import OpenAIBackend, citable, level_choices
 from .prompts import evidence_json
 
@@ -47,6 +48,14 @@ def _fields_evidence(
         else:
             names.update(citable(f, contracts, evidence, audio=False, context=False))
     return {n: e for n, e in evidence.items() if n in names}
+
+
+def level_of(field: str, text: str | None, lang: str) -> int | None:
+    """The level a pitch or speed text names, read as the review checks read it."""
+    if not text or field not in ("pitch", "speed"):
+        return None
+    P = phrases(lang)
+    return parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)
 
 
 _REQUEST_WORDS = {
@@ -130,17 +139,40 @@ class RoutedBackend:
         if mine:
             evidence = _fields_evidence(mine, task.contracts, task.evidence, self.compact)
             contracts = {f: c for f, c in task.contracts.items() if f in mine}
-            out.update(self.llm.label(replace(task, fields=mine, evidence=evidence, contracts=contracts)))
+            allowed = self._allowed_levels(task, mine)
+            sub = replace(task, fields=mine, evidence=evidence, contracts=contracts, allowed_values=allowed)
+            out.update(self.llm.label(sub))
+        return out
+
+    def _choices(self, field: str, lang: str) -> list[str] | None:
+        """The level phrases the LLM answers `field` in, when it answers in levels."""
+        if not getattr(getattr(self.llm, "options", None), "level_choices", False):
+            return None
+        return level_choices([field], lang).get(field)
+
+    def _allowed_levels(self, task: LabelTask, fields: list[str]) -> dict[str, list[str]]:
+        """For a relabel of a level field: the levels the reviewer's suggestion allows (the
+        evidence's side of medium, within one step). Measured: the 0.5B kept a rejected
+        "medium pitch" when the request named "low pitch" as the suggested value."""
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        out: dict[str, list[str]] = {}
+        for f in fields:
+            choices = self._choices(f, lang)
+            want = level_of(f, suggestion_of(task.revision_requests.get(f, "")), lang)
+            if choices is None or want is None:
+                continue
+            ok = [c for c in choices if (lv := level_of(f, c, lang)) is not None and not levels_disagree(want, lv)]
+            if ok:
+                out[f] = ok
         return out
 
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
-        options = getattr(self.llm, "options", None)
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         for f, v in verdicts.items():
             if f in self.llm_fields and not v.accepted:
                 pred = task.predictions.get(f)
-                choices = level_choices([f], lang).get(f) if getattr(options, "level_choices", False) else None
+                choices = self._choices(f, lang)
                 v.request = request_with_evidence(
                     v,
                     f,
