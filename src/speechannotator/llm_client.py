@@ -228,7 +228,10 @@ class ChatClient:
         audio_wav_b64: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        cache_slot: int | None = None,
     ) -> str:
+        """One chat request; ``cache_slot`` pins it to a llama.cpp server slot (``id_slot``),
+        whose cached prompt prefix it then reuses; only for servers that know the field."""
         content: Any = user_text
         if audio_wav_b64 is not None:
             content = [
@@ -243,6 +246,8 @@ class ChatClient:
         }
         if max_tokens or self.max_tokens:
             kwargs["max_tokens"] = max_tokens or self.max_tokens
+        if cache_slot is not None:
+            kwargs["extra_body"] = {"id_slot": int(cache_slot)}
         mode = self.format_mode
         rf = self._response_format(schema, schema_name)
         if rf is not None:

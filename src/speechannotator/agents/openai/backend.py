@@ -66,6 +66,9 @@ class OpenAIOptions:
     # Pitch and speed answered as one of the level phrases instead of a free sentence: small
     # models copy the prompt's example or an evidence number instead (docs/agents-llm.md).
     level_choices: bool = False
+    # llama.cpp slots to pin speakers to (0: none): a speaker's calls then reuse the cached
+    # prompt prefix of that speaker's previous call even when the turns alternate.
+    cache_slots: int = 0
 
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
@@ -129,6 +132,7 @@ class OpenAIBackend:
             self.reviewer = ChatClient(reviewer, role="reviewer", stats=self.stats)
         self.audio_enabled = accepts_audio(labeler)
         self.fallback = fallback  # used for compose texts the endpoint could not produce
+        self._slot_of: dict[str, int] = {}  # speaker -> server slot (options.cache_slots)
 
     @property
     def wants_audio(self) -> bool:
@@ -151,6 +155,7 @@ class OpenAIBackend:
         parse: Callable[[dict[str, Any], list[str], bool], tuple[dict[str, Any], dict[str, str], int]],
         max_tokens: Callable[[int], int],
         audio_wav: bytes | None = None,
+        slot: int | None = None,
     ) -> tuple[dict[str, Any], dict[str, str], bool]:
         """Ask until every key is answered or the retry budget is spent.
 
@@ -180,6 +185,7 @@ class OpenAIBackend:
                     audio_wav_b64=b64 if with_audio else None,
                     temperature=temperature,
                     max_tokens=max_tokens(len(remaining)),
+                    **({"cache_slot": slot} if slot is not None else {}),
                 )
                 obj = extract_json_object(text)
             except (AudioRejected, FormatRejected) as exc:
@@ -218,6 +224,15 @@ class OpenAIBackend:
                 attempt, raise_temperature = attempt + 1, True
                 self.stats.add(retries=1)
         return good, {k: errors.get(k, "no answer") for k in remaining}, used_audio
+
+    def _slot(self, speaker: str) -> int | None:
+        """The server slot of `speaker`: assigned in order of first call, round robin."""
+        n = self.options.cache_slots
+        if n <= 0:
+            return None
+        if speaker not in self._slot_of:
+            self._slot_of[speaker] = len(self._slot_of) % n
+        return self._slot_of[speaker]
 
     def _disable_audio(self, reason: str) -> None:
         if self.audio_enabled:
@@ -289,6 +304,7 @@ class OpenAIBackend:
             parse=parse,
             max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars),
             audio_wav=task.audio_wav,
+            slot=self._slot(task.segment.speaker),
         )
         inputs = "audio, transcript, evidence" if used_audio else "transcript, evidence"
         for f in fields:
@@ -375,6 +391,7 @@ class OpenAIBackend:
             build=build,
             parse=parse,
             max_tokens=lambda n: 128 + n * (48 + 4 * opts.max_reason_chars),
+            slot=self._slot(task.segment.speaker),
         )
         for f in fields:
             if f in good:
@@ -429,6 +446,7 @@ class OpenAIBackend:
             build=build,
             parse=parse,
             max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
+            slot=self._slot(task.segment.speaker),
         )
         out = {k: good.get(k, "") for k in keys}
         if failed:

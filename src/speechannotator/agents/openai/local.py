@@ -28,7 +28,9 @@ class LocalBackend(OpenAIBackend):
             endpoint = self.server.endpoint(config.labeler)
             # Small models answer pitch and speed as a level phrase (OpenAIOptions.level_choices),
             # and cite two evidence names per field: the citations were most of the output tokens.
-            options = replace(options_from(endpoint), level_choices=True, max_cited=2)
+            # Each speaker keeps to one server slot when there are several ([local_llm] parallel).
+            slots = config.local_llm.parallel if config.local_llm.parallel > 1 else 0
+            options = replace(options_from(endpoint), level_choices=True, max_cited=2, cache_slots=slots)
             super().__init__(endpoint, None, options=options, fallback=fallback)
         except BaseException:
             self.close()

@@ -221,12 +221,20 @@ def label_messages(
     # Most stable first, so consecutive calls share a long cached prefix on the server: the
     # contracts (same per field set), the recording summary, the speaker's history and
     # speaker-level evidence (same per speaker), then what is this segment's own.
+    # The speaker's own evidence sits before the neighbouring turns, so a slot that served the
+    # same speaker last (servers/local_llm.py pins a speaker to a slot) reuses it too.
+    stable = {k: context[k] for k in _STABLE_CONTEXT if k in context}
+    nearby = {k: v for k, v in context.items() if k not in _STABLE_CONTEXT}
+    shown = evidence_json(evidence)
     payload: dict[str, Any] = {
         "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
-        "context": _compact(stable_first(context)),
-        "evidence": evidence_json(evidence),
+        "context": _compact(stable),
+        "speaker_evidence": {k: v for k, v in shown.items() if k.startswith("speaker.")},
+        "nearby_turns": _compact(nearby),
+        "evidence": {k: v for k, v in shown.items() if not k.startswith("speaker.")},
         "segment": _segment_json(segment),
     }
+    payload = {k: v for k, v in payload.items() if v or k in ("evidence", "segment")}
     requests = {f: revision_requests[f] for f in fields if revision_requests.get(f)}
     if requests:
         payload["revision_requests"] = requests
