@@ -66,12 +66,15 @@ CHANNELS = ("clean", "telephone", "music", "reverb", "noise")
 
 
 def real_spec(i: int, turns: int):
-    """The i-th real-voice recording: 1-3 voices drawn by seed, channels in rotation."""
+    """The i-th real-voice recording: 1-3 voices drawn by seed, channels in rotation. Only voices
+    with several recorded utterances are drawn: a voice with one clip would say the same sentence
+    turn after turn, which Whisper (rightly) drops as a repetition loop, and no corpus sounds so."""
     import numpy as np
-    from real_voices import VOICES, Spec
+    from real_voices import VOICES, Spec, clips
 
+    pool = sorted(v for v in VOICES if len(clips(v)) >= 4)
     rng = np.random.default_rng(500 + i)
-    voices = tuple(str(v) for v in rng.choice(sorted(VOICES), size=1 + i % 3, replace=False))
+    voices = tuple(str(v) for v in rng.choice(pool, size=1 + i % 3, replace=False))
     return Spec(f"corpus_{i:02d}", voices, 2 * turns, CHANNELS[i % len(CHANNELS)], 15.0, seed=500 + i)
 
 
