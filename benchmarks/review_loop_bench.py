@@ -172,8 +172,8 @@ def real_voice_cases(names: list[str], out: Path) -> list[Path]:
             {
                 "speaker_id": u.speaker,
                 "text": u.text or "",
-                "start_time": u.start,
-                "end_time": u.end,
+                "start_time": round(u.start * 1000),  # the output format's milliseconds
+                "end_time": round(u.end * 1000),
                 "gender": gender[real_voices.VOICES[u.speaker].gender],
                 **(
                     {"background_sound": _REAL_BACKGROUND[conv.condition]} if conv.condition in _REAL_BACKGROUND else {}
@@ -316,6 +316,44 @@ def record_calls(path: Path) -> None:
     llm_client.ChatClient.chat = recorded
 
 
+def rescore(out: Path, bench: Path, variants: list[str]) -> dict:
+    """Accuracy and review effects from the states a run left in `out` (also an interrupted
+    run's: every case whose states are complete counts)."""
+    tally = {k: {f: [0, 0] for f in FIELDS} for k in ("rules", "rules_no_review", "llm_no_review", *variants)}
+    effects = {v: {"flagged": 0, "relabeled": 0, "fixed": 0, "broke": 0, "unchanged": 0} for v in variants}
+    done = []
+    for case in sorted(p for p in out.iterdir() if p.is_dir() and (p / "rules").is_dir()):
+        rec = case.name
+        if not all((case / v / "state.sqlite").exists() for v in variants):
+            continue
+        ref = case / f"{rec}.json" if (case / f"{rec}.json").exists() else bench / f"{rec}.json"
+        gold = truth(ref)
+        dbs = {"rules": case / "rules" / "state.sqlite", "llm_round0": case / "llm_round0" / "state.sqlite"}
+        dbs.update({v: case / v / "state.sqlite" for v in variants})
+        trails = {}
+        verdicts = {}
+        for name, db in dbs.items():
+            store = StateStore(db)
+            trails[name], verdicts[name] = store.predictions(rec, all_rounds=True), store.verdicts(rec)
+            store.close()
+        add(tally["rules"], score({k: t[-1] for k, t in trails["rules"].items()}, gold))
+        add(tally["rules_no_review"], score({k: t[0] for k, t in trails["rules"].items()}, gold))
+        add(tally["llm_no_review"], score({k: t[-1] for k, t in trails["llm_round0"].items()}, gold))
+        for v in variants:
+            add(tally[v], score({k: t[-1] for k, t in trails[v].items()}, gold))
+            effects[v]["flagged"] += sum(
+                1 for (k, f), vs in verdicts[v].items() if f in FIELDS and k in gold and not vs[0].accepted
+            )
+            for name, n in relabel_effects(trails[v], gold).items():
+                effects[v][name] += n
+        done.append(rec)
+    return {
+        "cases": done,
+        "accuracy": {k: _summarize(v) for k, v in tally.items()},
+        "review_effects": effects,
+    }
+
+
 def _llm_only_review(backend: RoutedBackend):
     def review(task):
         return backend.llm.review(task)
@@ -346,11 +384,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp threads (0: one per idle core)")
     ap.add_argument("--parallel", type=int, default=1, help="llama.cpp server slots")
+    ap.add_argument("--rescore", type=Path, help="only score the states an earlier run left in this --out folder")
     args = ap.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     bad = [v for v in variants if v not in VARIANTS]
     if bad:
         ap.error(f"unknown variants: {bad}")
+    if args.rescore:
+        print(json.dumps(rescore(args.rescore, args.bench, variants), indent=2, ensure_ascii=False))
+        return 0
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
