@@ -141,3 +141,26 @@ def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side
     relabel = next(t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00000")
     assert relabel.allowed_values == {"speed": ["语速较快", "语速很快"]}
     assert store.predictions(REC)[("seg_00000", "speed")].value == "语速较快"
+
+
+def test_an_emotion_or_tone_that_is_a_copied_evidence_number_is_sent_back(tmp_path):
+    # The 0.5B answered emotion "0.656 z (moderate)" and tone "0.0 (reliability 0.50)" on the
+    # bundled example: numbers from the evidence block, which the checks used to accept.
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    llm = ScriptedLLM(
+        [
+            {"emotion": "0.656 z (moderate)", "tone": "0.0 (reliability 0.50)"},
+            {"emotion": "平静（较弱）", "tone": "平稳"},
+        ]
+    )
+    backend = RoutedBackend(llm, RulesBackend(), ["emotion", "tone"], compact=True)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    verdicts = store.verdicts(REC)
+    for f in ("emotion", "tone"):
+        assert not verdicts[("seg_00001", f)][0].accepted, f
+    assert verdicts[("seg_00001", "emotion")][-1].accepted or len(verdicts[("seg_00001", "emotion")]) == 1
+    assert store.predictions(REC)[("seg_00001", "tone")].value == "平稳"

@@ -56,6 +56,8 @@ _MSG = {
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
         "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
         "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
+        "no_emotion": "取值没有给出情绪类别（可能抄写了证据数值），请从情绪类别中选择并给出强度。",
+        "no_words": "取值是数字而不是描述（可能抄写了证据数值），请用文字描述。",
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
         "empty_open": "该字段不应为空，请依据证据描述。",
@@ -77,6 +79,10 @@ _MSG = {
         "or two or more levels away).",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
         "while the evidence determines one.",
+        "no_emotion": "The value names no emotion (perhaps an evidence number copied); give an emotion "
+        "label with its intensity.",
+        "no_words": "The value is a number, not a description (perhaps an evidence number copied); describe it "
+        "in words.",
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
@@ -107,6 +113,19 @@ def levels_disagree(evidence: int, said: int) -> bool:
     of medium (low / medium / high differ). One step within a side (high vs moderately high) is
     within what the descriptions and the class boundaries can tell apart."""
     return abs(evidence - said) >= 2 or (evidence > 0) - (evidence < 0) != (said > 0) - (said < 0)
+
+
+_UNIT_WORDS = {"st", "hz", "db", "z", "reliability", "units", "s", "prob", "score", "ratio"}
+
+
+def _has_words(text: str) -> bool:
+    """Whether a value says something in words: not a number, with or without the units and
+    reliability the evidence block writes beside it ("0.656 z (moderate)", "-0.605 st")."""
+    words = [w for w in re.findall(r"[^\W\d_]+", text) if w.lower() not in _UNIT_WORDS]
+    intensity = {w for level in phrases("en").INTENSITY for w in level.split()}
+    if re.search(r"\d", text) and all(w.lower() in intensity for w in words):
+        return False
+    return bool(words)
 
 
 def _claims(text: str, table) -> set[str]:
@@ -230,6 +249,9 @@ class _Reviewer:
         v = self.view("emotion")
         a = v.num("emotion.arousal")
         lid = parse_emotion(str(p.value), self.lang)
+        if lid is None and not _has_words(str(p.value)):  # e.g. "0.656 z (moderate)" copied from evidence
+            sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
+            return self.reject("emotion", self.M["no_emotion"], sug)
         if a is None or lid is None:
             return self.accept("emotion", "no prosodic evidence or unparsed label")
         if (lid in HIGH_AROUSAL and a <= -0.5) or (lid in LOW_AROUSAL and a >= 1.5):
@@ -285,6 +307,8 @@ class _Reviewer:
     def _open_nonempty(self, field: str, p: Prediction) -> Verdict:
         if is_empty_marker(p.value):
             return self.reject(field, self.M["empty_open"], None)
+        if not _has_words(str(p.value)):
+            return self.reject(field, self.M["no_words"], None)
         return self.accept(field, "well-formed description")
 
     def _texture(self, p: Prediction) -> Verdict:
