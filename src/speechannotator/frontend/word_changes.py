@@ -9,8 +9,9 @@ space). A boundary is a speaker change when the left side is nearer one speaker,
 nearer another, and the two preferences together exceed `margin`. The best such boundary splits
 the segment, and each piece is searched again; every word stays in the piece its timestamps fall
 in. The stretch before the first or after the last word counts too (a short answer the ASR left
-without words): that piece has no words and leaves the table with the other wordless segments. This is the evidence WhisperX uses (words assigned to the speaker heard under them), with
-fresh embeddings at word boundaries instead of a second diarization.
+without words): that piece has no words and leaves the table with the other wordless segments.
+This is the evidence WhisperX uses (words assigned to the speaker heard under them), with fresh
+embeddings at word boundaries instead of a second diarization.
 """
 
 from __future__ import annotations
