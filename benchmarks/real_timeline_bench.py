@@ -61,6 +61,8 @@ def diarization_scores(ref_rows, hyp_rows) -> dict:
     for name, skip in (("", False), ("_noov", True)):
         d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True)
         out["der" + name] = [d["missed detection"] + d["false alarm"] + d["confusion"], d["total"]]
+        if not skip:
+            out["der_parts"] = {k: round(d[k], 2) for k in ("missed detection", "false alarm", "confusion")}
         out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp), 2)
     out["purity"] = round(100 * DiarizationPurity()(ref, hyp), 2)
     out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp), 2)

@@ -507,6 +507,16 @@ DEV_SET: tuple[Spec, ...] = (
     Spec("mmmm_tel", ("vk5qi", "nl_m", "ve9qrp", "librivox"), 16, "telephone", seed=17),
     Spec("five_noise", ("allison", "nl_f", "librivox", "nl_m", "zh_m"), 18, "noise", 20.0, seed=18),
     Spec("six_clean", ("allison", "nl_f", "librivox", "nl_m", "awb", "vk5qi"), 20, "clean", seed=19),
+    # Added later (not looked at while the clustering rules were chosen): other voice pairings,
+    # so the 2-4 speaker count is judged on 25 conversations.
+    Spec("mf_tel_c", ("forig", "morig"), 12, "telephone", seed=20),
+    Spec("mm_clean_c", ("hts1a", "mmt1"), 12, "clean", seed=21),
+    Spec("ff_music_c", ("hts2a", "nl_f"), 12, "music", 12.0, seed=22),
+    Spec("mf_noise_c", ("slt", "librivox"), 10, "noise", 15.0, seed=23),
+    Spec("mmm_tel_c", ("morig", "nl_m", "awb"), 14, "telephone", seed=24),
+    Spec("fmf_reverb_c", ("allison", "mmt1", "forig"), 14, "reverb", seed=25),
+    Spec("ffm_noise_c", ("nl_f", "hts2a", "ve9qrp"), 14, "noise", 10.0, seed=26),
+    Spec("mfmf_tel_c", ("hts1a", "forig", "vk5qi", "allison"), 16, "telephone", seed=27),
 )
 QUICK_SET = tuple(
     s for s in DEV_SET if s.name in ("mf_nl_clean", "ff_tel", "mm_tel", "mf_music", "fff_tel", "mfmf_music")
