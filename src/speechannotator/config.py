@@ -80,7 +80,10 @@ class AsrConfig(_Section):
     temperature: float = 0.0
     language: str | None = None  # force one language; None detects per span / segment
     mode: Literal["chunk", "segment"] = "chunk"  # decode spans of segments, or each segment alone
-    chunk_s: float = 28.0
+    chunk_s: float = 28.0  # seconds of packed speech per decode (Whisper's window is 30 s)
+    # Chunk mode packs the segments' speech back to back: a pause longer than this is shortened
+    # to it (faster-whisper's VAD filter does the same with its own padding).
+    pack_gap_s: float = 0.4
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
