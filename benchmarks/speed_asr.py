@@ -123,7 +123,10 @@ def _child(src: str, *args: str) -> dict:
 def _word_diff(a: str, b: str) -> float:
     import difflib
 
-    wa, wb = a.split(), b.split()
+    if any("\u3400" <= c <= "\u9fff" for c in a + b):  # Chinese: characters, not space-separated runs
+        wa, wb = [c for c in a if not c.isspace()], [c for c in b if not c.isspace()]
+    else:
+        wa, wb = a.split(), b.split()
     sm = difflib.SequenceMatcher(a=wa, b=wb, autojunk=False)
     same = sum(m.size for m in sm.get_matching_blocks())
     return 1.0 - same / max(1, len(wa))
@@ -146,11 +149,15 @@ def main() -> None:
     ap.add_argument("--cases", default="short", help="short and/or long (10 minutes)")
     ap.add_argument("--before", help="src folder of another checkout to compare")
     ap.add_argument("--no-bare", action="store_true")
+    ap.add_argument("--show", action="store_true", help="print both transcripts")
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N files of the case")
     ap.add_argument("--files", type=int, help="only the first N files of the case (a quick check)")
     args = ap.parse_args()
     src = str(HERE.parent / "src")
     for case in args.cases.split(","):
-        files = [str(p) for p in (R.short_batch() if case == "short" else [R.long_recording(600.0)])][: args.files]
+        files = [str(p) for p in (R.short_batch() if case == "short" else [R.long_recording(600.0)])][args.skip :][
+            : args.files
+        ]
         with tempfile.TemporaryDirectory() as tmp:
             seg_json = str(Path(tmp) / "segments.json")
             _child(src, "segments", seg_json, *files)
@@ -170,7 +177,9 @@ def main() -> None:
             )
         if "before" in runs:
             for f, t in runs["this"]["texts"].items():
-                print(f"  {f}: words changed vs before {_word_diff(runs['before']['texts'][f], t):.1%}")
+                print(f"  {f}: tokens changed vs before {_word_diff(runs['before']['texts'][f], t):.1%}")
+                if args.show:
+                    print(f"    before: {runs['before']['texts'][f]}\n    this:   {t}")
 
 
 if __name__ == "__main__":

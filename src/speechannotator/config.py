@@ -147,6 +147,10 @@ class PriorsSettings(_Section):
     # priors/spans.py speech_snr_db) are not enhanced: from there on DeepFilterNet moves the
     # statistics away from the clean truth (docs/speed.md). None enhances every span.
     enhance_gate_snr_db: float | None = 30.0
+    # DeepFilterNet runs on one core; the speech spans are split into this many groups (by
+    # duration, in order), each enhanced by its own model state in its own thread. A fixed
+    # number, not the machine's cores, so the output is the same on every machine.
+    enhance_streams: int = Field(default=2, ge=1, le=8)
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).

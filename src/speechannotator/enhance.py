@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import logging
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -125,6 +126,20 @@ class DeepFilterNet:
         return np.clip(y[len(prime) : n], -1.0, 1.0).astype(np.float32)
 
 
+def span_streams(spans: list[tuple[int, int]], n: int) -> list[list[tuple[int, int]]]:
+    """The spans (sample ranges, in order) cut into at most ``n`` consecutive groups of about
+    equal duration: each group is one model state's work (a deterministic split)."""
+    n = max(1, min(n, len(spans)))
+    total = sum(b - a for a, b in spans)
+    groups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    done = 0
+    for a, b in spans:
+        k = min(n - 1, int(n * (done + (b - a) / 2) / total)) if total else 0
+        groups[k].append((a, b))
+        done += b - a
+    return [g for g in groups if g]
+
+
 def speech_spans(
     segments: Iterable[tuple[float, float]],
     duration: float,
@@ -149,10 +164,12 @@ def speech_spans(
 class Enhancer:
     """Stage 2 for one recording: enhanced speech spans, the original samples elsewhere.
 
-    One DeepFilterNet state serves all spans of the recording (each span is primed afresh, see
-    ``DeepFilterNet.enhance16``); a new state per recording keeps every recording's output
-    independent of what the process enhanced before (reruns and resumes stay byte-identical).
-    The model loads only when a span is given. ``processed_s`` counts the seconds of audio that
+    The spans are cut into ``enhance_streams`` consecutive groups (``span_streams``); one
+    DeepFilterNet state serves each group, in its own thread (the native call releases the
+    GIL, and the model uses one core), spans primed afresh (``DeepFilterNet.enhance16``).
+    New states per recording keep every recording's output independent of what the process
+    enhanced before (reruns and resumes stay byte-identical); the split depends only on the
+    spans and the setting. The model loads only when a span is given. ``processed_s`` counts the seconds of audio that
     went through it. Which spans need enhancing is decided above (``priors.spans``).
     """
 
@@ -179,21 +196,33 @@ class Enhancer:
                 s.enhancer,
             )
             return out
+        sr = audio.sample_rate
+        ranges = [(max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))) for a, b in spans]
+        ranges = [(i, j) for i, j in ranges if j - i >= int(0.05 * sr)]
+        if not ranges:
+            return out
+        groups = span_streams(ranges, s.enhance_streams)
         try:
-            model = DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db)
+            models = [DeepFilterNet(s.enhancer_model_path, s.enhancer_atten_lim_db) for _ in groups]
         except EnhancerUnavailable as exc:
             log.warning("speech enhancement skipped, acoustic statistics use the original audio: %s", exc)
             return out
-        sr = audio.sample_rate
-        try:
-            for a, b in spans:
-                i, j = max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))
-                if j - i < int(0.05 * sr):
-                    continue
+
+        def run(model: DeepFilterNet, group: list[tuple[int, int]]) -> None:
+            for i, j in group:  # groups never share samples: each thread writes its own ranges
                 out[i:j] = model.enhance16(out[i:j])
-                self.processed_s += (j - i) / sr
+
+        try:
+            if len(groups) == 1:
+                run(models[0], groups[0])
+            else:
+                with ThreadPoolExecutor(len(groups), thread_name_prefix="dfn") as pool:
+                    for f in [pool.submit(run, m, g) for m, g in zip(models, groups)]:
+                        f.result()
         finally:
-            model.close()
+            for m in models:
+                m.close()
+        self.processed_s += sum(j - i for i, j in ranges) / sr
         return out
 
 

@@ -120,3 +120,32 @@ def test_pipeline_priors_stage_works_on_the_speech_spans(tmp_path, faint_room_wi
     assert info["enhanced_s"] + info["gated_s"] == pytest.approx(span, abs=0.01)
     assert span <= info["aed_s"] < span + 0.02
     assert len(res.records) == 1 and res.records[0].gender in ("male", "Male", "男声")
+
+
+def test_span_streams_split_in_order_by_duration():
+    from speechannotator.enhance import span_streams
+
+    spans = [(0, 10), (20, 30), (40, 45), (50, 55), (60, 70)]
+    assert span_streams(spans, 2) == [[(0, 10), (20, 30)], [(40, 45), (50, 55), (60, 70)]]
+    assert span_streams(spans, 1) == [spans]
+    assert span_streams(spans[:1], 4) == [spans[:1]]
+
+
+def test_streams_in_threads_equal_each_stream_enhanced_alone(faint_room_with_one_utterance):
+    from speechannotator.config import PriorsSettings
+    from speechannotator.enhance import DeepFilterNet, span_streams
+
+    y, _, _ = faint_room_with_one_utterance
+    audio = _audio(y)
+    spans = [(1.0, 5.0), (6.5, 12.0), (14.0, 19.0)]
+    got = Enhancer(PriorsSettings(enhance_streams=2))(audio, spans)
+    assert np.array_equal(got, Enhancer(PriorsSettings(enhance_streams=2))(audio, spans))  # rerun
+    want = y.astype(np.float32).copy()
+    ranges = [(int(a * SR), int(b * SR)) for a, b in spans]
+    for group in span_streams(ranges, 2):
+        model = DeepFilterNet()
+        for i, j in group:
+            want[i:j] = model.enhance16(want[i:j])
+        model.close()
+    assert np.array_equal(got, want)  # the threads neither share a state nor each other's samples
+    assert not np.array_equal(got[ranges[2][0] : ranges[2][1]], y[ranges[2][0] : ranges[2][1]])
