@@ -151,6 +151,9 @@ class PriorsSettings(_Section):
     # duration, in order), each enhanced by its own model state in its own thread. A fixed
     # number, not the machine's cores, so the output is the same on every machine.
     enhance_streams: int = Field(default=2, ge=1, le=8)
+    # "batch": DeepFilterNet3 over whole stretches (libDF features + the shipped ONNX graphs,
+    # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
+    enhancer_runtime: Literal["batch", "stream"] = "batch"
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
