@@ -155,6 +155,8 @@ DF_ORDER = 5
 DF_LOOKAHEAD = 2
 CONV_LOOKAHEAD = 2
 NORM_TAU_S = 1.0
+LSNR_NOISE_DB = -15.0
+LSNR_CLEAN_DB = 35.0
 SR16 = SAMPLE_RATE
 BLOCK_S = 30.0  # seconds per network call (about 0.3 GB of activations at most)
 BLOCK_LEAD_S = 2.0  # context before each later block, enhanced and dropped
@@ -258,7 +260,7 @@ class BatchDeepFilterNet:
         # DfNet.pad_feat: the convolutions look CONV_LOOKAHEAD frames ahead.
         feat_erb = _shift(feat_erb, CONV_LOOKAHEAD)
         feat_spec = _shift(feat_spec, CONV_LOOKAHEAD)
-        e0, e1, e2, e3, emb, c0, _ = self.enc.run(None, {"feat_erb": feat_erb, "feat_spec": feat_spec})
+        e0, e1, e2, e3, emb, c0, lsnr = self.enc.run(None, {"feat_erb": feat_erb, "feat_spec": feat_spec})
         (m,) = self.erb_dec.run(None, {"emb": emb, "e3": e3, "e2": e2, "e1": e1, "e0": e0})
         coefs = self.df_dec.run(None, {"emb": emb, "c0": c0})[0]  # [1, T, 96, 2 * DF_ORDER]
         s = spec[0]  # [T, 481]
@@ -270,6 +272,13 @@ class BatchDeepFilterNet:
         low = np.concatenate([pad, s[:, :NB_DF], np.zeros((DF_LOOKAHEAD, NB_DF), s.dtype)])
         filtered = sum(low[k : k + len(s)] * c[:, :, k] for k in range(DF_ORDER))
         enhanced[:, :NB_DF] = filtered
+        # The C runtime's stages by the model's local-SNR estimate (its thresholds as the C API
+        # sets them): a frame below LSNR_NOISE_DB is noise only (zeroed), one above
+        # LSNR_CLEAN_DB is clean and passes as it is.
+        frame_lsnr = lsnr.reshape(-1)[: len(s)]
+        enhanced[frame_lsnr < LSNR_NOISE_DB] = 0.0
+        clean = frame_lsnr > LSNR_CLEAN_DB
+        enhanced[clean] = s[clean]
         if self.lim:
             enhanced = s * self.lim + enhanced * (1 - self.lim)
         y = self.df.synthesis(np.ascontiguousarray(enhanced[None], dtype=np.complex64))[0]
