@@ -23,6 +23,7 @@ def test_every_settings_flag_maps_onto_a_config_field():
         "timeline",
         "show",
         "quiet",
+        "verbose",
         "engine",
         "ray_address",
         "workers",

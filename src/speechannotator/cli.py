@@ -170,6 +170,7 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 @click.option("--no-priors", "priors", flag_value=False, default=None, help="Ablation: no prior evidence extractors.")
 @click.option("--print/--no-print", "show", default=True, help="Print a readable table of the results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every stage of every recording (and tracebacks of failures).")
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -186,8 +187,12 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
     type=click.Choice(EXPORT_FORMATS),
     help="Also export the corpus to OUT/exports/FORMAT (repeatable).",
 )
-def annotate(paths, out_dir, config_path, timeline, show, quiet, engine, ray_address, workers, export, **flags):
+def annotate(
+    paths, out_dir, config_path, timeline, show, quiet, verbose, engine, ray_address, workers, export, **flags
+):
     """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
+    if verbose:  # the same as `speechannotator -v annotate`
+        logging.getLogger().setLevel(logging.DEBUG)
     from .output.files import OutputError
     from .output.table import render
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Literal
+
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from ..config import Config
 from ..corpus import CorpusItem, attach_timelines, read_corpus, write_manifest
@@ -66,14 +69,17 @@ def annotate_corpus(
         from .local import run_local
 
         results = run_local(items, out, config, on_stage=bar.stage)
+    # With a bar on screen, log lines (-v: every stage) are written above it, not through it.
+    logs_above_bar = logging_redirect_tqdm() if progress else nullcontext()
     try:
-        for r in results:
-            item = by_id.get(r.id)
-            summary.add(r)
-            bar.update(r, item.duration if item else None)
-            if on_result:
-                bar.clear()
-                on_result(item, r)
+        with logs_above_bar:
+            for r in results:
+                item = by_id.get(r.id)
+                summary.add(r)
+                bar.update(r, item.duration if item else None)
+                if on_result:
+                    bar.clear()
+                    on_result(item, r)
     finally:
         bar.close()
     summary.wall_time_s = time.perf_counter() - t0

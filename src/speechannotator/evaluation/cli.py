@@ -31,29 +31,33 @@ def _finite_collar(ctx: click.Context, param: click.Parameter, value: float) -> 
     return value
 
 
+def _input_option(flag: str, help: str):
+    """--ref / --hyp: an existing file or folder."""
+    return click.option(flag, flag.lstrip("-"), required=True, type=click.Path(exists=True, path_type=Path), help=help)
+
+
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
+_encoder_option = click.option(
+    "--encoder",
+    "encoder_spec",
+    default="use",
+    show_default=True,
+    help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.",
+)
+_collar_option = click.option(
+    "--collar", default=5.0, show_default=True, type=float, callback=_finite_collar, help="tcpCER collar in seconds."
+)
+
+
 @click.group("eval")
 def eval_group() -> None:
     """SA-Eval: score timelines and attributes against references."""
 
 
 @eval_group.command("timeline")
-@click.option(
-    "--ref",
-    "ref",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Reference file or folder (output-format JSON, SegLST or STM).",
-)
-@click.option(
-    "--hyp",
-    "hyp",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Hypothesis file or folder; recordings are matched by name.",
-)
-@click.option(
-    "--collar", default=5.0, show_default=True, type=float, callback=_finite_collar, help="tcpCER collar in seconds."
-)
+@_input_option("--ref", "Reference file or folder (output-format JSON, SegLST or STM).")
+@_input_option("--hyp", "Hypothesis file or folder; recordings are matched by name.")
+@_collar_option
 @click.option(
     "--unit",
     type=click.Choice(["auto", "char", "word"]),
@@ -68,7 +72,7 @@ def eval_group() -> None:
     show_default=True,
     help="fast: rapidfuzz Levenshtein for CER/cpCER (same counts), meeteval for tcpCER.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
+@_json_option
 def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as_json: bool) -> None:
     """CER, cpCER and tcpCER (or WER variants) per recording and pooled."""
     from .timeline import score_timeline
@@ -89,28 +93,10 @@ def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as
 
 
 @eval_group.command("attributes")
-@click.option(
-    "--ref",
-    "ref",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Reference output-format JSON file or folder.",
-)
-@click.option(
-    "--hyp",
-    "hyp",
-    required=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Hypothesis output-format JSON file or folder; recordings matched by name.",
-)
-@click.option(
-    "--encoder",
-    "encoder_spec",
-    default="use",
-    show_default=True,
-    help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON (percent).")
+@_input_option("--ref", "Reference output-format JSON file or folder.")
+@_input_option("--hyp", "Hypothesis output-format JSON file or folder; recordings matched by name.")
+@_encoder_option
+@_json_option
 def attributes_cmd(ref: Path, hyp: Path, encoder_spec: str, as_json: bool) -> None:
     """Closed-Eval (gender, age) and Open-Eval (13 fields): fields, categories, macro."""
     from .attributes import score_attributes
@@ -163,16 +149,8 @@ def bench_group() -> None:
     default=None,
     help="Pipeline config TOML.",
 )
-@click.option(
-    "--encoder",
-    "encoder_spec",
-    default="use",
-    show_default=True,
-    help="Open-Eval encoder: use | gguf[:PATH] | transformers:PATH | openai:URL@MODEL.",
-)
-@click.option(
-    "--collar", default=5.0, show_default=True, type=float, callback=_finite_collar, help="tcpCER collar in seconds."
-)
+@_encoder_option
+@_collar_option
 @click.option("--baseline-url", default=None, help="Score an OpenAI-compatible audio model instead of the pipeline.")
 @click.option("--baseline-model", default=None, help="Model name at --baseline-url.")
 @click.option("--baseline-no-audio", is_flag=True, help="Send the baseline text only (no audio part).")

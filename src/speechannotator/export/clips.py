@@ -10,7 +10,7 @@ from pathlib import Path
 
 import soundfile as sf
 
-from .audio_source import cut, recording_samples
+from .audio_source import segment_clips
 from .corpus_view import ExportRecording
 from .rows import segment_row, write_jsonl
 
@@ -21,14 +21,10 @@ def clip_name(seg_uid: str) -> str:
 
 def export_clips(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -> Path:
     rows = []
-    for rec in view:
-        if not rec.segments:
-            continue
-        samples, sr = recording_samples(rec.item, rate)
-        for seg in rec.segments:
-            name = clip_name(seg.uid)
-            path = dest / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            sf.write(str(path), cut(samples, sr, seg.start, seg.end), sr, subtype="PCM_16")
-            rows.append({"file_name": name, "sample_rate": sr, **segment_row(rec, seg)})
+    for rec, seg, clip, sr in segment_clips(view, rate):
+        name = clip_name(seg.uid)
+        path = dest / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sf.write(str(path), clip, sr, subtype="PCM_16")
+        rows.append({"file_name": name, "sample_rate": sr, **segment_row(rec, seg)})
     return write_jsonl(dest / "metadata.jsonl", rows).parent

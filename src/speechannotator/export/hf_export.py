@@ -9,7 +9,7 @@ from pathlib import Path
 
 import soundfile as sf
 
-from .audio_source import cut, recording_samples
+from .audio_source import segment_clips
 from .corpus_view import ExportRecording
 from .rows import segment_row
 
@@ -18,16 +18,12 @@ def export_hf(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -
     import datasets
 
     rows = []
-    for rec in view:
-        if not rec.segments:
-            continue
-        samples, sr = recording_samples(rec.item, rate)
-        for seg in rec.segments:
-            buf = io.BytesIO()
-            sf.write(buf, cut(samples, sr, seg.start, seg.end), sr, format="WAV", subtype="PCM_16")
-            row = segment_row(rec, seg)
-            row["confidence"] = json.dumps(row["confidence"], sort_keys=True)  # fields differ per segment
-            rows.append({"audio": {"bytes": buf.getvalue(), "path": f"{seg.uid}.wav"}, **row})
+    for rec, seg, clip, sr in segment_clips(view, rate):
+        buf = io.BytesIO()
+        sf.write(buf, clip, sr, format="WAV", subtype="PCM_16")
+        row = segment_row(rec, seg)
+        row["confidence"] = json.dumps(row["confidence"], sort_keys=True)  # fields differ per segment
+        rows.append({"audio": {"bytes": buf.getvalue(), "path": f"{seg.uid}.wav"}, **row})
     if rows:
         ds = datasets.Dataset.from_dict({k: [r[k] for r in rows] for k in rows[0]})
     else:  # every segment filtered out: an empty dataset, still loadable
