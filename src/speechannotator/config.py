@@ -90,7 +90,10 @@ class AsrConfig(_Section):
     temperature: float = 0.0
     language: str | None = None  # force one language; None detects per span / segment
     mode: Literal["chunk", "segment"] = "chunk"  # decode spans of segments, or each segment alone
-    chunk_s: float = 28.0
+    chunk_s: float = 28.0  # seconds of packed speech per decode (Whisper's window is 30 s)
+    # Chunk mode packs the segments' speech back to back: a pause longer than this is shortened
+    # to it (faster-whisper's VAD filter does the same with its own padding).
+    pack_gap_s: float = 0.4
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -154,6 +157,13 @@ class PriorsSettings(_Section):
     # priors/spans.py speech_snr_db) are not enhanced: from there on DeepFilterNet moves the
     # statistics away from the clean truth (docs/speed.md). None enhances every span.
     enhance_gate_snr_db: float | None = 30.0
+    # DeepFilterNet runs on one core; the speech spans are split into this many groups (by
+    # duration, in order), each enhanced by its own model state in its own thread. A fixed
+    # number, not the machine's cores, so the output is the same on every machine.
+    enhance_streams: int = Field(default=2, ge=1, le=8)
+    # "batch": DeepFilterNet3 over whole stretches (libDF features + the shipped ONNX graphs,
+    # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
+    enhancer_runtime: Literal["batch", "stream"] = "batch"
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
