@@ -61,6 +61,8 @@ def diarization_scores(ref_rows, hyp_rows) -> dict:
     for name, skip in (("", False), ("_noov", True)):
         d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True)
         out["der" + name] = [d["missed detection"] + d["false alarm"] + d["confusion"], d["total"]]
+        if not skip:
+            out["der_parts"] = {k: round(d[k], 2) for k in ("missed detection", "false alarm", "confusion")}
         out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp), 2)
     out["purity"] = round(100 * DiarizationPurity()(ref, hyp), 2)
     out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp), 2)
@@ -108,7 +110,7 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
     dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
     elapsed = time.perf_counter() - t0
-    ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    ref_rows = conv.speech_rows()
     hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
     return {
         "name": conv.name,
@@ -143,7 +145,7 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
     (out_dir / f"{conv.name}.{tag}.hyp.json").write_text(
         json.dumps([s.to_json() for s in res.segments], ensure_ascii=False, indent=1)
     )
-    ref_rows = [(u.start, u.end, u.speaker) for u in conv.utterances]
+    ref_rows = conv.speech_rows()
     hyp_rows = [(s.start, s.end, s.speaker) for s in res.segments]
     row = {
         "name": conv.name,
@@ -155,6 +157,7 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
         "rtf": round(elapsed / conv.duration, 3),
         **diarization_scores(ref_rows, hyp_rows),
         "text": text_scores(conv, res.segments),
+        "word_splits": res.info.get("word_change_splits", 0),
         **segment_stats(res.segments, cfg.max_segment_s),
     }
     return row
@@ -168,7 +171,7 @@ def fmt(r: dict) -> str:
     t = r["text"]
     txt = f"WER {_pct(t['wer']):5.1f} cpWER {_pct(t['cpwer']):5.1f}" if t else "WER   -   cpWER   -  "
     return (
-        f"{r['name']:14s} {r['system']:8s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  "
+        f"{r['name']:14s} {r['system']:10s} {r['condition']:9s} spk {r['speakers']}->{r['found']}  "
         f"DER {_pct(r['der']):5.1f} (noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  "
         f"seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
         f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}"
@@ -226,6 +229,13 @@ def main() -> None:
         action="store_true",
         help="also a row with the former default (raw d-vector average linkage at 0.6)",
     )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:FIELD=VALUE,...",
+        help="also a row with these diarization settings changed, e.g. before:split_similarity=None",
+    )
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
     from speechannotator.config import Config, load_config
@@ -254,6 +264,15 @@ def main() -> None:
                 ),
             )
         )
+    for v in args.variant:
+        name, _, fields = v.partition(":")
+        update = {}
+        for item in filter(None, fields.split(",")):
+            key, _, value = item.partition("=")
+            update[key] = (
+                None if value == "None" else json.loads(value.lower() if value in ("True", "False") else value)
+            )
+        systems.append((name, cfg.model_copy(update={"diarization": cfg.diarization.model_copy(update=update)})))
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:

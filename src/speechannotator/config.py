@@ -54,6 +54,9 @@ class DiarizationConfig(_Section):
     # Average-linkage stop: cosine similarity between speaker groups (0.1 centered, 0.6 for ahc).
     threshold: float = 0.1
     merge_similarity: float = 0.85  # raw-centroid cosine above which two clusters are one voice
+    # A cluster splits in two when, with its own mean removed, its halves' raw centroids are less alike
+    # than this (frontend/clustering.py: _split_mixed); None: no split step.
+    split_similarity: float | None = 0.8
     min_cluster_windows: int = 8  # smaller clusters (about 3 s of speech) dissolve into their nearest speaker
     # Viterbi resegmentation of window labels per speech region (frontend/resegment.py). Off:
     # on the real-voice core set it raised DER (14.6 -> 14.8-17.1 %, switch cost 0.3-1.0).
@@ -66,6 +69,13 @@ class DiarizationConfig(_Section):
     # Off by default: on the benchmark it could not tell overlaps from quick handoffs (see
     # frontend/overlap.py); change boundaries are refined either way. pyannote marks real overlaps.
     overlap: bool = False
+    # After ASR, split a segment at the word boundary where the speaker changes (frontend/word_changes.py):
+    # both sides' 1.6 s embeddings together must prefer different speakers by more than the margin
+    # (cosine, centered space). On 9 real-voice conversations: 0.4 % of boundaries inside one voice
+    # pass 1.0, 79 % of true changes do. Pieces keep at least word_change_min_s (backchannels stay).
+    word_changes: bool = True
+    word_change_margin: float = 1.0
+    word_change_min_s: float = 1.0
 
 
 class AsrConfig(_Section):
@@ -80,7 +90,10 @@ class AsrConfig(_Section):
     temperature: float = 0.0
     language: str | None = None  # force one language; None detects per span / segment
     mode: Literal["chunk", "segment"] = "chunk"  # decode spans of segments, or each segment alone
-    chunk_s: float = 28.0
+    chunk_s: float = 28.0  # seconds of packed speech per decode (Whisper's window is 30 s)
+    # Chunk mode packs the segments' speech back to back: a pause longer than this is shortened
+    # to it (faster-whisper's VAD filter does the same with its own padding).
+    pack_gap_s: float = 0.4
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
@@ -144,6 +157,13 @@ class PriorsSettings(_Section):
     # priors/spans.py speech_snr_db) are not enhanced: from there on DeepFilterNet moves the
     # statistics away from the clean truth (docs/speed.md). None enhances every span.
     enhance_gate_snr_db: float | None = 30.0
+    # DeepFilterNet runs on one core; the speech spans are split into this many groups (by
+    # duration, in order), each enhanced by its own model state in its own thread. A fixed
+    # number, not the machine's cores, so the output is the same on every machine.
+    enhance_streams: int = Field(default=2, ge=1, le=8)
+    # "batch": DeepFilterNet3 over whole stretches (libDF features + the shipped ONNX graphs,
+    # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
+    enhancer_runtime: Literal["batch", "stream"] = "batch"
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
     # evenly spaced segments while the spent windows stay under this share of the
     # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).

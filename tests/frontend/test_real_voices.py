@@ -136,3 +136,44 @@ def test_rerun_is_byte_identical_and_segments_bounded(telephone_pair):
     segs = json.loads(runs[0])
     assert segs and all(s["end"] - s["start"] <= 6.0 + 1e-6 for s in segs)
     assert all(s["start"] <= w["start"] <= w["end"] <= s["end"] for s in segs for w in s["words"])
+
+
+def _words(a: float, b: float, tag: str):
+    """Words every 0.4 s across [a, b] (the timestamps an ASR would give)."""
+    from speechannotator.records import Word
+
+    ts = np.arange(a, b - 0.3, 0.4)
+    return [Word(f"{tag}{i}", round(float(t), 3), round(float(t) + 0.3, 3), 0.9) for i, t in enumerate(ts)]
+
+
+@needs_voices
+def test_speaker_change_inside_a_segment_is_found_at_a_word_boundary(telephone_pair):
+    from speechannotator.frontend.diarize import diarize
+    from speechannotator.frontend.vad import detect_speech
+    from speechannotator.frontend.word_changes import split_at_word_changes
+
+    conv = telephone_pair
+    dia = diarize(conv.samples, SR, detect_speech(conv.samples, SR))
+    utts = conv.utterances
+    # Two neighbouring turns of different voices, each long enough for a piece of its own.
+    pairs = [
+        (u, v)
+        for u, v in zip(utts, utts[1:])
+        if u.speaker != v.speaker and u.end - u.start >= 1.5 and v.end - v.start >= 1.5 and v.start >= u.end
+    ]
+    assert pairs
+    u, v = pairs[0]
+    words = _words(u.start, u.end, "u") + _words(v.start, v.end, "v")
+    # The segment as a missed change leaves it: both turns under the first turn's speaker.
+    first = max(dia.turns, key=lambda t: min(t.end, u.end) - max(t.start, u.start)).speaker
+    seg = Segment("seg_00000", u.start, v.end, first, " ".join(w.text for w in words), "en", 0.9, words)
+    pieces, splits = split_at_word_changes([seg], conv.samples, SR, dia.space)
+    assert splits >= 1 and len({p.speaker for p in pieces}) == 2
+    # The cut sits between the two turns' words; every word is kept, inside its piece.
+    assert any(p.words and p.words[-1].text == words[len(_words(u.start, u.end, "u")) - 1].text for p in pieces)
+    assert [w.text for p in pieces for w in p.words] == [w.text for w in words]
+    assert all(p.start <= w.start <= w.end <= p.end for p in pieces for w in p.words)
+    # One voice alone is not split.
+    solo_words = _words(u.start, u.end, "u")
+    solo = Segment("seg_00001", u.start, u.end, first, "x", "en", 0.9, solo_words)
+    assert split_at_word_changes([solo], conv.samples, SR, dia.space)[1] == 0

@@ -1,7 +1,15 @@
-"""faster-whisper backend: any CTranslate2 Whisper folder (shipped base on CPU, large-v3 on GPU)."""
+"""faster-whisper backend: any CTranslate2 Whisper folder (shipped base on CPU, large-v3 on GPU).
+
+Language id and decoding of one clip share one encoder pass: the model keeps the last encoder
+output it computed (per thread) and hands it back when the same mel window is encoded again.
+`detect` encodes the clip's first window exactly as faster-whisper's decoder will (same
+features, same padding), so the decode that follows finds it. On a 30-s window the encoder is
+about a fifth of the CPU time of a greedy decode with word timestamps.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
@@ -20,10 +28,46 @@ class AsrModelError(RuntimeError):
     pass
 
 
+def _shared_encoder_model_class():
+    from faster_whisper import WhisperModel
+    from faster_whisper.audio import pad_or_trim
+
+    class SharedEncoderWhisper(WhisperModel):
+        """WhisperModel whose last encoder output (per thread) is reused for an identical window."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._last = threading.local()
+            self.encoder_passes = 0
+            self.encoder_reuses = 0
+
+        def encode(self, features: np.ndarray):
+            data = np.ascontiguousarray(features)
+            key = (data.shape, str(data.dtype), hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+            last = getattr(self._last, "entry", None)
+            if last is not None and last[0] == key:
+                self.encoder_reuses += 1
+                return last[1]
+            out = super().encode(features)
+            self.encoder_passes += 1
+            self._last.entry = (key, out)
+            return out
+
+        def first_window_languages(self, clip: np.ndarray) -> list[tuple[str, float]]:
+            """Language probabilities (best first) of the clip's first 30-s window, encoded the
+            way `generate_segments` encodes it (last mel frame dropped, padded to 30 s)."""
+            fe = self.feature_extractor
+            features = fe(clip)
+            content = features.shape[-1] - 1
+            window = pad_or_trim(features[:, : min(fe.nb_max_frames, content)])
+            results = self.model.detect_language(self.encode(window))[0]
+            return [(token[2:-2], float(p)) for token, p in results]
+
+    return SharedEncoderWhisper
+
+
 def whisper_model(cfg: AsrConfig):
     """Load (once per process) the configured faster-whisper model folder."""
-    from faster_whisper import WhisperModel
-
     path = cfg.model or str(whisper_base_dir())
     if not (Path(path) / "model.bin").exists():
         raise AsrModelError(f"asr.model {path!r} is not a faster-whisper (CTranslate2) model folder: no model.bin")
@@ -32,7 +76,9 @@ def whisper_model(cfg: AsrConfig):
     key = (path, cfg.device, cfg.compute_type, threads)
     with _LOCK:
         if key not in _MODELS:
-            _MODELS[key] = WhisperModel(path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=threads)
+            _MODELS[key] = _shared_encoder_model_class()(
+                path, device=cfg.device, compute_type=cfg.compute_type, cpu_threads=threads
+            )
         return _MODELS[key]
 
 
@@ -44,9 +90,9 @@ class WhisperAsr:
         self.model = whisper_model(cfg)
 
     def detect(self, clip: np.ndarray) -> LanguageGuess | None:
-        lang, prob, probs = self.model.detect_language(clip)
-        runner = probs[1][1] if probs and len(probs) > 1 else 0.0
-        return LanguageGuess(lang, float(prob), float(runner))
+        probs = self.model.first_window_languages(clip)
+        runner = probs[1][1] if len(probs) > 1 else 0.0
+        return LanguageGuess(probs[0][0], probs[0][1], runner)
 
     def decode(self, clip: np.ndarray, language: str | None) -> Decoded:
         cfg = self.cfg

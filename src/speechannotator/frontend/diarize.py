@@ -20,6 +20,7 @@ from .embeddings import embed_windows
 from .overlap import refine_changes
 from .resegment import resegment
 from .vad import SpeechRegion
+from .word_changes import SpeakerSpace
 
 _FRAME = 0.01
 
@@ -30,6 +31,7 @@ class DiarizationResult:
     num_speakers: int
     closest_speaker_similarity: float
     num_windows: int
+    space: SpeakerSpace | None = None  # the speakers as the clustering saw them (word-level changes)
 
 
 def _frame_labels(
@@ -96,6 +98,7 @@ def diarize(
         method=cfg.clustering,
         merge_similarity=cfg.merge_similarity,
         min_windows=cfg.min_cluster_windows,
+        split_similarity=cfg.split_similarity,
     )
     labels = cl.labels
     if cfg.resegment and cl.num_speakers > 1:
@@ -121,7 +124,11 @@ def diarize(
         if len(mine_turns) > 1:
             mine_turns = refine_changes(samples, sample_rate, mine_turns, centroids, detect_overlap=cfg.overlap)
         turns += mine_turns
-    return DiarizationResult(turns, cl.num_speakers, cl.min_between, len(win))
+    space = SpeakerSpace(
+        cl.mean.astype(np.float64),
+        {f"S{j}": c.astype(np.float64) for j, c in enumerate(cl.space_centroids)},
+    )
+    return DiarizationResult(turns, cl.num_speakers, cl.min_between, len(win), space)
 
 
 def run_diarization(

@@ -54,6 +54,20 @@ def recover_timeline(
     notify("transcribe")
     asr_stats = transcribe(samples, sr, segments, cfg.asr)
     clock("transcribe", t)
+    word_splits = 0
+    if cfg.diarization.word_changes and dia.space is not None:
+        from .word_changes import split_at_word_changes
+
+        t = time.perf_counter()
+        segments, word_splits = split_at_word_changes(
+            segments,
+            samples,
+            sr,
+            dia.space,
+            min_piece_s=cfg.diarization.word_change_min_s,
+            margin=cfg.diarization.word_change_margin,
+        )
+        clock("word_changes", t)
     t = time.perf_counter()
     notify("refine")
     refine_stats = refine_segments(segments, cfg)
@@ -63,6 +77,7 @@ def recover_timeline(
         "num_speakers": dia.num_speakers,
         "speech_regions": len(regions),
         "windows": dia.num_windows,
+        "word_change_splits": word_splits,
         "overlap_s": round(sum(tu.end - tu.start for tu in dia.turns if tu.overlap), 2),
         "diarization_backend": cfg.diarization.backend,
         "asr_backend": cfg.asr.backend,

@@ -1,9 +1,12 @@
 """Stage 5, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
-`chunk` mode (default) decodes consecutive segments together in spans of up to `chunk_s`
-and gives each word to the segment holding it: one Whisper encoder pass per span instead of
-one per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Language is
-identified per span, so code-switching is handled in two cheap checks:
+`chunk` mode (default) decodes consecutive segments together and gives each word to the
+segment holding it: one Whisper encoder pass per window instead of one per segment (Whisper
+pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's own VAD filter, a
+window holds only speech: the segments' audio is packed back to back (a pause longer than
+`pack_gap_s` is shortened to it) up to `chunk_s` of audio, and the decoded times are mapped
+back to the recording. Language id runs on the same encoder pass as the decode (the backend
+reuses it). Language is identified per span, so code-switching is handled in two cheap checks:
 
 - a span whose language id is split (runner-up language above `mixed_span_probability`) is
   decoded segment by segment, each with its own language;
@@ -27,7 +30,7 @@ import numpy as np
 
 from ..config import AsrConfig
 from ..records import Segment, Word
-from .asr_types import AsrBackend, Decoded, LanguageGuess, hallucination_reason
+from .asr_types import AsrBackend, Decoded, LanguageGuess, RawWord, hallucination_reason
 
 MIN_LID_SECONDS = 1.5
 CONFIDENT_LID = 0.6  # a decode this sure of its language is evidence that the language is spoken
@@ -66,10 +69,16 @@ class AsrStats:
     mixed_spans: int = 0
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
+    language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
+    decodes: int = 0  # backend decode calls: spans + the re-decodes above
+    decoded_s: float = 0.0  # audio seconds sent to decoding (re-decodes included)
     dropped_pieces: Counter = field(default_factory=Counter)
 
     def as_info(self) -> dict:
         return {
+            "asr_decodes": self.decodes,
+            "asr_decoded_s": round(self.decoded_s, 2),
+            "asr_language_ids": self.language_ids,
             "asr_spans": self.spans,
             "asr_mixed_spans": self.mixed_spans,
             "asr_redecoded": self.redecoded_segments,
@@ -98,22 +107,70 @@ class _Languages:
         return LanguageGuess(lang, round(min(0.9, w / sum(pool.values())), 3))
 
 
+@dataclass(frozen=True)
+class Packed:
+    """The speech of some segments as one clip: the sample ranges of the recording it holds, in order."""
+
+    pieces: tuple[tuple[int, int], ...]
+    sr: int
+
+    @property
+    def seconds(self) -> float:
+        return sum(b - a for a, b in self.pieces) / self.sr
+
+    def clip(self, audio: np.ndarray) -> np.ndarray:
+        if len(self.pieces) == 1:
+            a, b = self.pieces[0]
+            return audio[a:b]
+        return np.concatenate([audio[a:b] for a, b in self.pieces])
+
+    def to_source(self, t: float) -> float:
+        """Recording time (s) of clip time `t`; a time past the clip's end runs on from its last piece."""
+        n = t * self.sr
+        for a, b in self.pieces:
+            if n <= b - a:
+                return (a + max(0.0, n)) / self.sr
+            n -= b - a
+        return (self.pieces[-1][1] + n) / self.sr
+
+
+def pack(segments: list[Segment], sr: int, keep_gap: float) -> Packed:
+    """The segments' audio back to back: overlapping or close segments (gap <= keep_gap) stay one
+    piece; a longer pause is shortened to keep_gap (half of it kept on each side, so a word cut
+    short by a tight segment edge keeps its tail)."""
+    spans: list[list[float]] = []
+    for s in sorted(segments, key=lambda s: s.start):
+        if spans and s.start - spans[-1][1] <= keep_gap:
+            spans[-1][1] = max(spans[-1][1], s.end)
+        else:
+            spans.append([s.start, s.end])
+    half = keep_gap / 2
+    last = len(spans) - 1
+    pieces = []
+    for i, (a, b) in enumerate(spans):
+        a, b = (a - half if i else a), (b + half if i < last else b)
+        pieces.append((max(0, int(round(a * sr))), int(round(b * sr))))
+    return Packed(tuple(pieces), sr)
+
+
 def _words_to_segments(
-    dec: Decoded, offset: float, segments: list[Segment], cfg: AsrConfig, stats: AsrStats
-) -> dict[str, list]:
-    """Words of the kept pieces, each given to the segment holding its midpoint (or the nearest)."""
-    buckets: dict[str, list] = {s.key: [] for s in segments}
+    dec: Decoded, packed: Packed, segments: list[Segment], cfg: AsrConfig, stats: AsrStats
+) -> dict[str, list[RawWord]]:
+    """Words of the kept pieces in recording time, each given to the segment holding its midpoint
+    (or the nearest)."""
+    buckets: dict[str, list[RawWord]] = {s.key: [] for s in segments}
     for piece in dec.pieces:
         reason = hallucination_reason(piece, cfg)
         if reason:
             stats.dropped_pieces[reason] += 1
             continue
         for w in piece.words:
-            mid = offset + (w.start + w.end) / 2
+            mid = packed.to_source((w.start + w.end) / 2)
             best = min(
                 segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end))
             )
-            buckets[best.key].append(w)
+            start, end = packed.to_source(w.start), packed.to_source(w.end)
+            buckets[best.key].append(RawWord(w.text, start, max(start, end), w.probability))
     return buckets
 
 
@@ -171,25 +228,29 @@ class _Transcriber:
         self.stats = AsrStats()
         self.decodes: list[tuple[list[str], str, float, float]] = []  # (segment keys, language, probability, seconds)
 
-    def clip(self, start: float, end: float) -> np.ndarray:
-        return self.audio[int(start * self.sr) : int(end * self.sr)]
+    def packed(self, group: list[Segment]) -> Packed:
+        return pack(group, self.sr, self.cfg.pack_gap_s)
 
-    def guess(self, start: float, end: float, speaker: str, allow_short: bool = False) -> LanguageGuess | None:
+    def guess(self, group: list[Segment], allow_short: bool = False) -> LanguageGuess | None:
         if self.cfg.language:
             return LanguageGuess(self.cfg.language, 1.0)
-        if end - start < MIN_LID_SECONDS and not allow_short:
-            return self.langs.fallback(speaker)
-        return self.backend.detect(self.clip(start, end))
+        packed = self.packed(group)
+        if packed.seconds < MIN_LID_SECONDS and not allow_short:
+            return self.langs.fallback(group[0].speaker)
+        self.stats.language_ids += 1
+        return self.backend.detect(packed.clip(self.audio))
 
     def decode_group(self, group: list[Segment], guess: LanguageGuess | None) -> None:
-        start, end = group[0].start, group[-1].end
-        dec = self.backend.decode(self.clip(start, end), guess.language if guess else None)
+        packed = self.packed(group)
+        self.stats.decodes += 1
+        self.stats.decoded_s += packed.seconds
+        dec = self.backend.decode(packed.clip(self.audio), guess.language if guess else None)
         lang = guess.language if guess else dec.language
         prob = guess.probability if guess else dec.language_probability
-        buckets = _words_to_segments(dec, start, group, self.cfg, self.stats)
-        self.decodes.append(([s.key for s in group], lang, float(prob), end - start))
+        buckets = _words_to_segments(dec, packed, group, self.cfg, self.stats)
+        self.decodes.append(([s.key for s in group], lang, float(prob), packed.seconds))
         for s in group:
-            _fill(s, buckets[s.key], start, lang, prob)
+            _fill(s, buckets[s.key], 0.0, lang, prob)
             if s.duration >= MIN_LID_SECONDS * 0.5:
                 self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
         if len(group) > 1 and self.cfg.code_switch and not self.cfg.language:
@@ -198,16 +259,20 @@ class _Transcriber:
                     self.redecode_if_other_language(s, lang)
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
-        own = self.backend.detect(self.clip(seg.start, seg.end))
+        packed = self.packed([seg])
+        self.stats.language_ids += 1
+        own = self.backend.detect(packed.clip(self.audio))
         if own is None:
             # The backend identifies language only while decoding: decode the segment alone
             # and keep that result when it comes back in another language.
-            dec = self.backend.decode(self.clip(seg.start, seg.end), None)
+            self.stats.decodes += 1
+            self.stats.decoded_s += packed.seconds
+            dec = self.backend.decode(packed.clip(self.audio), None)
             if dec.language and dec.language != span_language:
                 self.stats.redecoded_segments += 1
-                buckets = _words_to_segments(dec, seg.start, [seg], self.cfg, self.stats)
-                self.decodes.append(([seg.key], dec.language, float(dec.language_probability), seg.duration))
-                _fill(seg, buckets[seg.key], seg.start, dec.language, dec.language_probability)
+                buckets = _words_to_segments(dec, packed, [seg], self.cfg, self.stats)
+                self.decodes.append(([seg.key], dec.language, float(dec.language_probability), packed.seconds))
+                _fill(seg, buckets[seg.key], 0.0, dec.language, dec.language_probability)
             return
         if own.language == span_language or own.probability < 0.5:
             return
@@ -217,8 +282,7 @@ class _Transcriber:
     def run(self, groups: list[list[Segment]]) -> None:
         deferred = []
         for group in groups:
-            start, end = group[0].start, group[-1].end
-            if end - start < MIN_LID_SECONDS and not self.cfg.language:
+            if self.packed(group).seconds < MIN_LID_SECONDS and not self.cfg.language:
                 deferred.append(group)  # decide after longer speech of the same speaker is known
                 continue
             self.process(group)
@@ -252,10 +316,9 @@ class _Transcriber:
 
     def process(self, group: list[Segment]) -> None:
         self.stats.spans += 1
-        start, end = group[0].start, group[-1].end
-        guess = self.guess(start, end, group[0].speaker)
+        guess = self.guess(group)
         if guess is None:  # short and nothing known yet: detect anyway (None for detect-while-decoding backends)
-            guess = self.guess(start, end, group[0].speaker, allow_short=True)
+            guess = self.guess(group, allow_short=True)
         mixed = (
             guess is not None
             and len(group) > 1
@@ -268,7 +331,7 @@ class _Transcriber:
             return
         self.stats.mixed_spans += 1
         for s in group:
-            own = self.guess(s.start, s.end, s.speaker) or guess
+            own = self.guess([s]) or guess
             self.decode_group([s], own)
 
 
@@ -290,11 +353,11 @@ def _evidence(decodes: list[tuple[list[str], str, float, float]], by_key: dict[s
     return {"overall": overall, "speaker": speaker}
 
 
-def _chunks(segments: list[Segment], max_span: float) -> list[list[Segment]]:
-    """Consecutive segments grouped into spans that fit one Whisper window."""
+def _chunks(segments: list[Segment], max_span: float, sr: int, keep_gap: float) -> list[list[Segment]]:
+    """Consecutive segments grouped so that their packed speech fits one Whisper window."""
     chunks: list[list[Segment]] = []
     for s in sorted(segments, key=lambda s: s.start):
-        if chunks and s.end - chunks[-1][0].start <= max_span:
+        if chunks and pack([*chunks[-1], s], sr, keep_gap).seconds <= max_span:
             chunks[-1].append(s)
         else:
             chunks.append([s])
@@ -307,7 +370,7 @@ def transcribe(
     """Fill text, language and word timestamps (absolute seconds) of each segment; returns stats."""
     cfg = cfg or AsrConfig()
     backend = backend or make_backend(cfg)
-    groups = [[s] for s in segments] if cfg.mode == "segment" else _chunks(segments, cfg.chunk_s)
+    groups = [[s] for s in segments] if cfg.mode == "segment" else _chunks(segments, cfg.chunk_s, sr, cfg.pack_gap_s)
     t = _Transcriber(audio, sr, cfg, backend)
     t.run(groups)
     return t.stats.as_info()

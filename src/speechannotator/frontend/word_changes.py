@@ -1,0 +1,120 @@
+"""Speaker changes inside a segment, found at word boundaries after ASR.
+
+Diarization labels 1.6 s windows; a quick handoff or a short answer right after the other
+speaker can stay inside one segment. After ASR every word has timestamps, so a change can only
+sit between two words. At each word boundary that leaves at least `min_piece_s` on both sides,
+the audio just before and just after it (up to 1.6 s each, inside the segment) is embedded and
+scored against the recording's speakers (the centroids the clustering ended with, in its
+space). A boundary is a speaker change when the left side is nearer one speaker, the right side
+nearer another, and the two preferences together exceed `margin`. The best such boundary splits
+the segment, and each piece is searched again; every word stays in the piece its timestamps fall
+in. The stretch before the first or after the last word counts too (a short answer the ASR left
+without words): that piece has no words and leaves the table with the other wordless segments.
+This is the evidence WhisperX uses (words assigned to the speaker heard under them), with fresh
+embeddings at word boundaries instead of a second diarization.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..records import Segment
+from .embeddings import embed_short
+
+_CONTEXT = 1.6  # seconds embedded on each side of a boundary (Resemblyzer's window)
+_CJK_LANGS = ("zh", "yue", "ja")
+
+
+@dataclass
+class SpeakerSpace:
+    """Where the clustering compared voices: unit d-vectors minus the recording's `mean` (zero for
+    the raw-d-vector methods), unit norm again."""
+
+    mean: np.ndarray  # (d,)
+    centroids: dict[str, np.ndarray]  # speaker -> (d,) unit norm, in that space
+
+    def project(self, vectors: np.ndarray) -> np.ndarray:
+        x = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True).clip(1e-9)
+        z = x - self.mean
+        return z / np.linalg.norm(z, axis=-1, keepdims=True).clip(1e-9)
+
+
+def _piece(seg: Segment, start: float, end: float, words: list) -> Segment:
+    sep = "" if seg.language in _CJK_LANGS else " "
+    return Segment(
+        seg.key,
+        round(start, 3),
+        round(end, 3),
+        seg.speaker,
+        sep.join(w.text for w in words),
+        seg.language,
+        seg.language_probability,
+        list(words),
+        seg.source,
+    )
+
+
+def _best_change(seg: Segment, scores: np.ndarray, cuts: list[tuple[int, float]], speakers: list[str], margin: float):
+    """(word index, cut time, left speaker, right speaker) of the strongest change, or None."""
+    best, best_gain = None, margin
+    for c, (i, cut) in enumerate(cuts):
+        left, right = scores[2 * c], scores[2 * c + 1]
+        a, b = int(np.argmax(left)), int(np.argmax(right))
+        if a == b:
+            continue
+        # Each side prefers its own speaker over the other side's: the sum is the evidence for a change.
+        gain = float(left[a] - left[b] + right[b] - right[a])
+        if gain > best_gain and seg.speaker in (speakers[a], speakers[b]):
+            best, best_gain = (i, cut, speakers[a], speakers[b]), gain
+    return best
+
+
+def split_at_word_changes(
+    segments: list[Segment],
+    samples: np.ndarray,
+    sr: int,
+    space: SpeakerSpace | None,
+    *,
+    min_piece_s: float = 1.0,
+    margin: float = 0.6,
+) -> tuple[list[Segment], int]:
+    """Segments split where the speaker changes between two words; returns (segments, splits)."""
+    if space is None or len(space.centroids) < 2:
+        return segments, 0
+    speakers = sorted(space.centroids)
+    cents = np.stack([space.centroids[s] for s in speakers])
+    out: list[Segment] = []
+    splits = 0
+    todo = list(segments)
+    while todo:
+        seg = todo.pop(0)
+        words = sorted(seg.words, key=lambda w: (w.start, w.end))
+        # Cuts between words, and before the first / after the last word: speech of another
+        # voice that the ASR left without words (a short answer in another language) is cut off too.
+        bounds = [(i, (words[i - 1].end + words[i].start) / 2) for i in range(1, len(words))]
+        if words:
+            bounds = [(0, words[0].start), *bounds, (len(words), words[-1].end)]
+        cuts = [(i, cut) for i, cut in bounds if cut - seg.start >= min_piece_s and seg.end - cut >= min_piece_s]
+        if not cuts:
+            out.append(seg)
+            continue
+        spans = []
+        for _, cut in cuts:
+            spans += [(max(seg.start, cut - _CONTEXT), cut), (cut, min(seg.end, cut + _CONTEXT))]
+        frames = int(_CONTEXT * 100)
+        # embed_short reads the first `frames` frames: a left span is embedded from its start,
+        # which is at most 1.6 s before the cut, so the whole span counts.
+        scores = space.project(embed_short(samples, sr, spans, frames=frames)) @ cents.T
+        change = _best_change(seg, scores, cuts, speakers, margin)
+        if change is None:
+            out.append(seg)
+            continue
+        i, cut, left_spk, right_spk = change
+        left, right = _piece(seg, seg.start, cut, words[:i]), _piece(seg, cut, seg.end, words[i:])
+        left.speaker, right.speaker = left_spk, right_spk
+        splits += 1
+        todo[:0] = [left, right]
+    out.sort(key=lambda s: (s.start, s.end))
+    return out, splits

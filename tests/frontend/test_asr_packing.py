@@ -1,0 +1,101 @@
+"""Chunk-mode ASR packs the segments' speech into full windows and maps times back; the
+Whisper backend runs one encoder pass for a window's language id and its decode."""
+
+import jiwer
+import numpy as np
+
+from speechannotator.config import AsrConfig
+from speechannotator.frontend.asr_types import Decoded, LanguageGuess, Piece, RawWord
+from speechannotator.frontend.transcribe import _chunks, pack, transcribe
+from speechannotator.records import Segment
+from synth import SR, librivox
+
+
+def _seg(i, a, b, spk="A"):
+    return Segment(f"seg_{i:05d}", a, b, spk)
+
+
+def test_pack_drops_long_pauses_and_maps_clip_time_back():
+    segs = [_seg(0, 1.0, 3.0), _seg(1, 3.2, 5.0), _seg(2, 10.0, 12.0)]
+    p = pack(segs, SR, keep_gap=0.4)
+    # 0.2 s gap kept whole; the 5 s pause shortened to 0.4 s (0.2 s on each side).
+    assert p.pieces == ((16000, 83200), (156800, 192000))
+    assert abs(p.seconds - 6.4) < 1e-9
+    audio = np.arange(13 * SR, dtype=np.float32)
+    clip = p.clip(audio)
+    assert len(clip) == int(round(p.seconds * SR))
+    for t in (0.0, 1.5, 4.19, 4.21, 6.3):  # every clip time maps to the sample the clip holds there
+        assert abs(p.to_source(t) * SR - clip[int(round(t * SR))]) <= 1
+    assert abs(p.to_source(4.3) - 9.9) < 1e-9
+    # Overlapping segments are one piece (no audio twice).
+    assert pack([_seg(0, 1.0, 4.0), _seg(1, 3.0, 5.0)], SR, 0.4).pieces == ((16000, 80000),)
+
+
+def test_chunks_fill_windows_with_speech_not_pauses():
+    segs = [_seg(i, 15.0 * i, 15.0 * i + 5.0) for i in range(12)]  # 5 s turns, 10 s pauses
+    groups = _chunks(segs, 28.0, SR, 0.4)
+    # 5 turns = 25 s of speech + 4 x 0.4 s per window; spans of the recording 65 s long.
+    assert [len(g) for g in groups] == [5, 5, 2]
+    assert all(pack(g, SR, 0.4).seconds <= 28.0 for g in groups)
+
+
+class _RunsAsr:
+    """Returns one word per run of constant non-zero samples, at its clip times."""
+
+    name = "runs"
+
+    def __init__(self):
+        self.clips = []
+
+    def detect(self, clip):
+        return LanguageGuess("en", 0.99)
+
+    def decode(self, clip, language):
+        self.clips.append(len(clip) / SR)
+        edges = np.flatnonzero(np.diff(np.concatenate([[0.0], clip, [0.0]])) != 0)
+        words = [
+            RawWord(f" w{int(round(clip[a] * 100))}", a / SR, b / SR, 0.9)
+            for a, b in zip(edges[:-1], edges[1:])
+            if clip[a] > 0
+        ]
+        return Decoded(language or "en", 0.99, [Piece(0.0, len(clip) / SR, "x", words, -0.2, 1.2, 0.05)])
+
+
+def test_words_come_back_at_their_recording_times():
+    audio = np.zeros(40 * SR, np.float32)
+    segs = []
+    for i, (a, b) in enumerate([(1.0, 4.0), (4.25, 6.0), (12.0, 15.0), (30.0, 33.5)]):
+        audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
+        segs.append(_seg(i, a, b))
+    asr = _RunsAsr()
+    stats = transcribe(audio, SR, segs, AsrConfig(pack_gap_s=0.4), backend=asr)
+    assert stats["asr_decodes"] == 1 and len(asr.clips) == 1
+    assert abs(asr.clips[0] - (3.0 + 0.25 + 1.75 + 0.4 + 3.0 + 0.4 + 3.5)) < 1e-3  # one window, pauses shortened
+    assert abs(stats["asr_decoded_s"] - asr.clips[0]) < 0.01
+    for i, s in enumerate(segs):
+        assert [w.text for w in s.words] == [f"w{i + 1}"]
+        assert abs(s.words[0].start - s.start) < 1e-3 and abs(s.words[0].end - s.end) < 1e-3
+
+
+def test_language_id_and_decode_share_one_encoder_pass():
+    from speechannotator.frontend.asr_whisper import WhisperAsr
+
+    asr = WhisperAsr(AsrConfig())
+    m = asr.model
+    clip = np.concatenate([np.zeros(SR // 4, np.float32), librivox()[4]])
+    passes, reuses = m.encoder_passes, m.encoder_reuses
+    guess = asr.detect(clip)
+    assert guess.language == "en" and guess.probability > 0.5
+    dec = asr.decode(clip, guess.language)
+    assert m.encoder_reuses == reuses + 1  # the decode's first window is the language id's
+    first = m.encoder_passes - passes
+    m._last.entry = None  # the same decode without the shared pass computes it afresh
+    again = asr.decode(clip, guess.language)
+    assert m.encoder_passes - passes == 2 * first and [p.text for p in again.pieces] == [p.text for p in dec.pieces]
+    text = " ".join(p.text for p in dec.pieces).lower()
+    assert (
+        jiwer.wer(
+            "he might even have been made amiable himself", "".join(c for c in text if c.isalpha() or c == " ").strip()
+        )
+        < 0.25
+    )
