@@ -172,10 +172,10 @@ def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
 
 
 def test_level_choices_make_pitch_and_speed_an_enum_of_the_rules_level_phrases():
+    from speechannotator.agents.levels import parse_level
     from speechannotator.agents.openai.backend import level_choices
     from speechannotator.agents.openai.prompts import label_messages
     from speechannotator.agents.phrases.en import PITCH_PARSE
-    from speechannotator.agents.rules.review import parse_level
     from speechannotator.records import Segment
 
     choices = level_choices(["gender", "pitch", "speed"], "en")

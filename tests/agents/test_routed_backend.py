@@ -119,7 +119,7 @@ def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_eviden
 def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side_is_not(tmp_path):
     # seg 0 measures 6.4 syllables/s (fast). "moderate" is one level off but on the other side of
     # medium: the loop used to accept it (only two levels counted); "very fast" is one step within.
-    from speechannotator.agents.rules.review import levels_disagree
+    from speechannotator.agents.levels import levels_disagree
 
     assert levels_disagree(1, 0) and levels_disagree(-1, 1) and levels_disagree(2, 0)
     assert not levels_disagree(1, 2) and not levels_disagree(-2, -1) and not levels_disagree(0, 0)

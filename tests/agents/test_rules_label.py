@@ -4,9 +4,9 @@ from agents_helpers import REC, config, ev, make_store, male, seg, stage
 
 from speechannotator import agents
 from speechannotator.agents.labeling import build_task
+from speechannotator.agents.levels import parse_level
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
-from speechannotator.agents.rules.review import parse_level
 from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.records import Evidence
 

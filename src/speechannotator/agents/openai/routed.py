@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
+from ..levels import levels_disagree, parse_level, suggestion_of
 from ..phrases import phrases
-from ..rules.review import levels_disagree, parse_level, suggestion_of
 from .backend import OpenAIBackend, citable, level_choices
 from .prompts import evidence_json
 

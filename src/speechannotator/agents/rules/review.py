@@ -15,6 +15,7 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
+from ..levels import SUGGEST, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -61,7 +62,7 @@ _MSG = {
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
         "empty_open": "该字段不应为空，请依据证据描述。",
-        "suggest": "（建议：{s}）",
+        "suggest": SUGGEST["zh"],
     },
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
@@ -86,33 +87,9 @@ _MSG = {
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
-        "suggest": " (suggested: {s})",
+        "suggest": SUGGEST["en"],
     },
 }
-
-
-_SUGGESTED = re.compile(r"\(suggested: (.+?)\)|（建议：(.+?)）")
-
-
-def suggestion_of(request: str) -> str | None:
-    """The suggested value a request of these checks carries (see _MSG "suggest"), or None."""
-    m = _SUGGESTED.search(request or "")
-    return (m.group(1) or m.group(2)).strip() if m else None
-
-
-def parse_level(text: str, table) -> int | None:
-    low = (text or "").lower()
-    for word, level in table:
-        if word in low:
-            return level
-    return None
-
-
-def levels_disagree(evidence: int, said: int) -> bool:
-    """A described level the evidence contradicts: two or more levels away, or on the other side
-    of medium (low / medium / high differ). One step within a side (high vs moderately high) is
-    within what the descriptions and the class boundaries can tell apart."""
-    return abs(evidence - said) >= 2 or (evidence > 0) - (evidence < 0) != (said > 0) - (said < 0)
 
 
 _UNIT_WORDS = {"st", "hz", "db", "z", "reliability", "units", "s", "prob", "score", "ratio"}

@@ -1,0 +1,42 @@
+"""Levels and suggestions shared by every backend's review: one home for how a described level
+(pitch, speed) is read, when the evidence contradicts it, and how a review request carries a
+suggested value (the rules' checks write it, an LLM relabel reads it back)."""
+
+from __future__ import annotations
+
+import re
+
+SUGGEST = {"zh": "（建议：{s}）", "en": " (suggested: {s})"}
+_SUGGESTED = re.compile(r"\(suggested: (.+?)\)|（建议：(.+?)）")
+
+
+def suggestion_of(request: str) -> str | None:
+    """The suggested value a review request carries (written with SUGGEST), or None.
+
+    >>> suggestion_of("Pitch contradicts the F0 evidence." + SUGGEST["en"].format(s="low pitch"))
+    'low pitch'
+    >>> suggestion_of("no suggestion") is None
+    True
+    """
+    m = _SUGGESTED.search(request or "")
+    return (m.group(1) or m.group(2)).strip() if m else None
+
+
+def parse_level(text: str, table) -> int | None:
+    """The level (-2..2) of the first phrase of `table` ((phrase, level) pairs) found in `text`."""
+    low = (text or "").lower()
+    for word, level in table:
+        if word in low:
+            return level
+    return None
+
+
+def levels_disagree(evidence: int, said: int) -> bool:
+    """A described level the evidence contradicts: two or more levels away, or on the other side
+    of medium (low / medium / high differ). One step within a side (high vs moderately high) is
+    within what the descriptions and the class boundaries can tell apart.
+
+    >>> levels_disagree(1, 2), levels_disagree(-1, 0), levels_disagree(-2, 0)
+    (False, True, True)
+    """
+    return abs(evidence - said) >= 2 or (evidence > 0) - (evidence < 0) != (said > 0) - (said < 0)
