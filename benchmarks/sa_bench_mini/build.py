@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from speechannotator.schema import OUTPUT_KEYS
+
 SR = 16000
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 ACCENTS = {
@@ -30,30 +32,6 @@ ACCENTS = {
     "en-gb": "British English accent",
     "en-gb-scotland": "Scottish English accent",
 }
-KEYS = (
-    "speaker_id",
-    "speaker_name",
-    "text",
-    "text_and_paralanguage",
-    "start_time",
-    "end_time",
-    "language",
-    "background_sound",
-    "environment",
-    "gender",
-    "age",
-    "pitch",
-    "speed",
-    "emotion",
-    "accent",
-    "tone",
-    "rhythm",
-    "texture",
-    "pronunciation",
-    "paralinguistic",
-    "contextual_inference",
-    "caption",
-)
 
 
 @dataclass(frozen=True)
@@ -260,7 +238,7 @@ def build_case(case: Case, out: Path) -> None:
     for turn, voice, text, x, start in pieces:
         gender = voice.gender if voice else "male"  # LibriVox reader: median F0 ~95 Hz
         sid = speakers[turn.speaker]
-        rec = dict.fromkeys(KEYS, "")
+        rec = dict.fromkeys(OUTPUT_KEYS, "")
         rec.update(
             speaker_id=sid,
             speaker_name=f"Speaker{int(sid[4:])}",
