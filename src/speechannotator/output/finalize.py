@@ -207,7 +207,7 @@ def check_annotation_inputs(store: StateStore, rec: str) -> None:
     recording is never marked complete without them."""
     segments = store.segments(rec)
     if not segments:
-        if store.stage_done(rec, "timeline"):
+        if store.stage_done(rec, StageName.TIMELINE):
             return  # the timeline found no speech (silence, music, or every piece dropped): an empty annotation
         raise StageInputError(f"{rec}: the state holds no segments")
     contracts, preds = store.contracts(rec), store.predictions(rec)
