@@ -59,14 +59,7 @@ def recover_timeline(
         from .word_changes import split_at_word_changes
 
         t = time.perf_counter()
-        segments, word_splits = split_at_word_changes(
-            segments,
-            samples,
-            sr,
-            dia.space,
-            min_piece_s=cfg.diarization.word_change_min_s,
-            margin=cfg.diarization.word_change_margin,
-        )
+        segments, word_splits = split_at_word_changes(segments, samples, sr, dia.space, cfg.diarization)
         clock("word_changes", t)
     t = time.perf_counter()
     notify("refine")

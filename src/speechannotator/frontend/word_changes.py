@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import DiarizationConfig
 from ..records import Segment
 from .embeddings import embed_short
 
@@ -76,13 +77,14 @@ def split_at_word_changes(
     samples: np.ndarray,
     sr: int,
     space: SpeakerSpace | None,
-    *,
-    min_piece_s: float = 1.0,
-    margin: float = 0.6,
+    cfg: DiarizationConfig | None = None,
 ) -> tuple[list[Segment], int]:
-    """Segments split where the speaker changes between two words; returns (segments, splits)."""
+    """Segments split where the speaker changes between two words; returns (segments, splits).
+    The piece length and the margin are `cfg.word_change_min_s` and `cfg.word_change_margin`."""
     if space is None or len(space.centroids) < 2:
         return segments, 0
+    cfg = cfg or DiarizationConfig()
+    min_piece_s, margin = cfg.word_change_min_s, cfg.word_change_margin
     speakers = sorted(space.centroids)
     cents = np.stack([space.centroids[s] for s in speakers])
     out: list[Segment] = []
