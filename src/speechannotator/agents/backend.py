@@ -54,6 +54,9 @@ class ComposeTask:
     evidence: dict[str, Evidence]
     context: dict[str, Any]
     label_language: str
+    # The captions already written for the recording's earlier segments (finalize fills it in
+    # order): a caption that opens like one of them is asked for a different opening.
+    earlier_captions: list[str] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
+from ..agents.free_text import without_transcript_claims
 from ..agents.phrases import phrases
 from ..calibration import DEFAULT
 from ..records import Prediction, Segment, speaker_key
@@ -155,36 +156,6 @@ def speaker_names(
     return names
 
 
-# A composed sentence that repeats this many consecutive transcript words (CJK: characters)
-# restates what was said, not how: a claim the evidence does not carry ("The speaker is a robot.").
-ECHO_WORDS, ECHO_CHARS = 4, 6
-_SENTENCE = re.compile(r"[^.!?。！？；;]+[.!?。！？；;]*")
-
-
-def _units(text: str) -> list[str]:
-    low = text.lower()
-    if any("\u4e00" <= ch <= "\u9fff" for ch in low):
-        return [ch for ch in low if ch.isalnum()]
-    return re.findall(r"[\w']+", low)
-
-
-def _grams(units: list[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(units[i : i + n]) for i in range(len(units) - n + 1)}
-
-
-def without_transcript_claims(text: str, transcript: str) -> str:
-    """`text` without the sentences that copy a span of the transcript."""
-    said = _units(transcript)
-    if not said:
-        return text
-    n = ECHO_CHARS if any("\u4e00" <= ch <= "\u9fff" for ch in transcript) else ECHO_WORDS
-    spans = _grams(said, n)
-    if not spans:
-        return text
-    kept = [m.group(0) for m in _SENTENCE.finditer(text) if not (_grams(_units(m.group(0)), n) & spans)]
-    return "".join(kept).strip()
-
-
 def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
     try:
         got = backend.compose(task) or {}
@@ -245,6 +216,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
     for (k, f), c in contracts.items():
         contracts_of[k][f] = c
     index = ContextIndex(segments)
+    captions: list[str] = []  # in time order: a caption is asked not to open like an earlier one
     for s in segments:
         values = {}
         for f in LABELED_FIELDS:
@@ -260,8 +232,10 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             evidence=admitted_evidence(s, mine, evidence),
             context=task_context(s, mine, segments, evidence, index=index),
             label_language=label_lang,
+            earlier_captions=list(captions),
         )
         composed = _compose(backend, task)
+        captions.append(composed["caption"])
         start = int(round(s.start * 1000))
         row = {
             "speaker_id": ids[s.speaker],

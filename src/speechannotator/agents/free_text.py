@@ -1,0 +1,282 @@
+"""Checks of model-written free text: a caption, a contextual inference, an open label (tone).
+
+Small local models wrote things that read as text but are not descriptions (measured on the
+bundled example, docs/agents-llm.md): the prompt's own words copied as the value, the attribute
+values strung together, one sentence looped until the length cap cut it, "he" for a woman,
+the caption repeated as the contextual inference, every caption opening with the same frame.
+Each check here reads the text as text (sentences, words, pronouns) and says what is wrong in a
+sentence a relabel request can carry; none of them needs a model. One home also for how a
+sentence that quotes the transcript is found (finalize drops such sentences).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..schema import canonical_closed, has_cjk, is_empty_marker
+
+# A sentence ends at . ! ? (or the CJK marks) followed by a space or the end, but not after a
+# title or a common abbreviation ("Mr. John Dashwood" is one sentence).
+_ABBREV = ("mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "vs", "etc", "e.g", "i.e")
+_END = re.compile(r"([.!?…]+[\"'”’)]*)(\s+|$)|([。！？；]+[”’」』）)]*)")
+_TERMINAL = re.compile(r"[.!?…。！？][\"'”’)」』）]*$")
+# Words a complete English sentence does not end on ("... related to Mr.", "... and the.").
+_DANGLING = frozenset(
+    re.findall(
+        r"\w+",
+        "a an the to of and or but with for in on at by from as than that which who whose his her their "
+        "its my our your is are was were be",
+    )
+)
+
+# A composed sentence that repeats this many consecutive transcript words (CJK: characters)
+# restates what was said, not how: a claim the evidence does not carry ("The speaker is a robot.").
+ECHO_WORDS, ECHO_CHARS = 4, 6
+OPENING_UNITS = 4  # words (CJK: characters) that make a caption's opening
+COPY_RUN = 5  # consecutive words shared with the instructions that count as copied from them
+LIST_SHARE = 0.5  # share of a text's words that are reviewed values copied verbatim: a value list
+LIST_CLAUSES = 4  # ... when at least this many value clauses are copied
+LIST_NAMES = 3  # field names used as subjects ("the pitch is", "tone:") that make a field list
+
+_FIELD_NAMES = {
+    "en": (
+        "age",
+        "accent",
+        "pitch",
+        "speed",
+        "pace",
+        "rhythm",
+        "tone",
+        "texture",
+        "emotion",
+        "pronunciation",
+        "paralinguistic",
+        "environment",
+        "background sound",
+        "gender",
+        "speaker name",
+    ),
+    "zh": ("年龄", "口音", "音高", "语速", "节奏", "语气", "音色", "情绪", "发音", "副语言", "环境", "背景声", "性别"),
+}
+_GENDER_WORDS = {
+    "en": {
+        "male": re.compile(r"\b(male|man|men|his|he|him|himself|gentleman|boy)\b", re.I),
+        "female": re.compile(r"\b(female|woman|women|her|hers|she|herself|lady|girl)\b", re.I),
+    },
+    "zh": {"male": re.compile(r"男"), "female": re.compile(r"女")},
+}
+# The speaker as the subject of a sentence: a leading pronoun, or "the speaker is a ... man".
+_SUBJECT = {
+    "en": {
+        "male": re.compile(
+            r"^(he|his)\b|\bspeaker(?:'s)?\s+(?:is|was|,)\s+an?\s+(?:[\w-]+\s+){0,3}(?:man|male)\b", re.I
+        ),
+        "female": re.compile(
+            r"^(she|her)\b|\bspeaker(?:'s)?\s+(?:is|was|,)\s+an?\s+(?:[\w-]+\s+){0,3}(?:woman|female)\b", re.I
+        ),
+    },
+    "zh": {"male": re.compile(r"^他|说话人是.{0,6}男"), "female": re.compile(r"^她|说话人是.{0,6}女")},
+}
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, each with its end mark; a title ("Mr.") does not end one."""
+    out, start = [], 0
+    for m in _END.finditer(text or ""):
+        if m.group(1):
+            words = re.findall(r"[\w.]+", text[start : m.start(1)].lower())
+            if words and words[-1].rstrip(".") in _ABBREV and m.group(1) == ".":
+                continue
+        end = m.end(1) if m.group(1) else m.end(3)
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    rest = (text or "")[start:].strip()
+    if rest:
+        out.append(rest)
+    return out
+
+
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+(?:'[^\W\u3400-\u9fff]+)*")
+
+
+def units(text: str) -> list[str]:
+    """Lower-case words, each CJK character one unit; punctuation dropped (mixed text too)."""
+    return _TOKEN.findall((text or "").lower())
+
+
+def _grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)}
+
+
+def quotes_transcript(sentence: str, transcript: str) -> bool:
+    """Whether `sentence` repeats ECHO_WORDS consecutive transcript words (CJK: ECHO_CHARS)."""
+    said = units(transcript)
+    n = ECHO_CHARS if has_cjk(transcript or "") else ECHO_WORDS
+    spans = _grams(said, n)
+    return bool(spans) and bool(_grams(units(sentence), n) & spans)
+
+
+def without_transcript_claims(text: str, transcript: str) -> str:
+    """`text` without the sentences that copy a span of the transcript."""
+    if not units(transcript):
+        return text
+    sep = "" if has_cjk(text or "") else " "
+    return sep.join(s for s in sentences(text) if not quotes_transcript(s, transcript)).strip()
+
+
+def opening(text: str) -> str:
+    """A caption's opening: its first OPENING_UNITS words (CJK: characters), normalized."""
+    first = units(text)[:OPENING_UNITS]
+    return ("" if has_cjk(text or "") else " ").join(first)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two sentences that say the same: equal words, or nearly (Jaccard >= 0.8 over 5+ words)."""
+    ua, ub = units(a), units(b)
+    if not ua or not ub:
+        return False
+    if ua == ub:
+        return True
+    sa, sb = set(ua), set(ub)
+    return min(len(ua), len(ub)) >= 5 and len(sa & sb) / len(sa | sb) >= 0.8
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """What a text is checked against: the reviewed values, the turn and the instructions."""
+
+    values: dict[str, str]
+    lang: str = "en"
+    transcript: str = ""
+    instructions: str = ""  # the prompt text the model was given, without the data block
+    caption: str | None = None  # the caption written beside a contextual inference
+    used_openings: tuple[str, ...] = field(default_factory=tuple)  # earlier captions' openings
+
+
+def copied_instructions(text: str, instructions: str) -> bool:
+    """The text is the instructions' own words: all of it (3+ words) found in them, or a run of
+    COPY_RUN consecutive words shared with them."""
+    mine, theirs = units(text), units(instructions)
+    if len(mine) < 3 or not theirs:
+        return False
+    joined = " ".join(theirs)
+    if " ".join(mine) in joined:
+        return True
+    return bool(_grams(mine, COPY_RUN) & _grams(theirs, COPY_RUN))
+
+
+def value_list(text: str, values: dict[str, str], lang: str) -> bool:
+    """The reviewed values strung together rather than described: field names as subjects
+    ("the pitch is ..., the tone is ..."), or most of the text their clauses copied verbatim."""
+    low = (text or "").lower()
+    if lang == "zh":
+        named = sum(1 for n in _FIELD_NAMES["zh"] if re.search(rf"{n}(为|是|：|:)", low))
+    else:
+        named = sum(
+            1 for n in _FIELD_NAMES["en"] if re.search(rf"\b(the |their |his |her )?{n}( is| was|:| are)\b", low)
+        )
+    if named >= LIST_NAMES or re.search(r"\b\w+\d+_\w+", text or ""):  # an internal name (Speaker2_middle-aged)
+        return True
+    words = units(text)
+    if not words:
+        return False
+    clauses = {
+        c.strip().lower()
+        for f, v in values.items()
+        if f != "speaker_name" and isinstance(v, str) and not is_empty_marker(v)
+        for c in re.split(r"[，,；;。.()（）]", v)
+        if len(units(c)) >= 2
+    }
+    hits = [c for c in clauses if c in low]
+    copied = sum(len(units(c)) for c in hits)
+    return len(hits) >= LIST_CLAUSES and copied / len(words) >= LIST_SHARE
+
+
+def repeated_sentence(text: str) -> str | None:
+    """A sentence said twice within the text (the 0.5B looped one until the length cap)."""
+    seen: list[str] = []
+    for s in sentences(text):
+        if any(_same(s, t) for t in seen):
+            return s
+        seen.append(s)
+    return None
+
+
+def cut_off(text: str, lang: str) -> bool:
+    """The text stops mid-sentence: no end mark, or it ends on a title or a function word."""
+    t = (text or "").strip()
+    if not t:
+        return True
+    if not _TERMINAL.search(t):
+        return True
+    if lang == "zh" or has_cjk(t):
+        return False
+    last = re.findall(r"[\w']+", t.lower())
+    return bool(last) and (last[-1] in _DANGLING or last[-1] in _ABBREV)
+
+
+def gender_conflict(text: str, values: dict[str, str], lang: str, field_name: str) -> str | None:
+    """The reviewed gender the text contradicts: a caption that names only the other gender, or
+    a sentence whose subject is the speaker under the other gender's pronoun or noun."""
+    gender = canonical_closed("gender", values.get("gender"))
+    if gender not in ("male", "female"):
+        return None
+    other = "female" if gender == "male" else "male"
+    key = "zh" if lang == "zh" else "en"
+    words = _GENDER_WORDS[key]
+    if field_name == "caption" and words[other].search(text) and not words[gender].search(text):
+        return other
+    if any(_SUBJECT[key][other].search(s) for s in sentences(text)):
+        return other
+    return None
+
+
+_MSG = {
+    "copied": "It copies the instructions' own words instead of describing this segment.",
+    "list": "It lists the attribute names and values instead of describing the voice in sentences of your own.",
+    "repeat": "It says the sentence {s!r} twice; say each thing once.",
+    "same_as_caption": "It repeats the caption's sentence {s!r}; say what the situation is, not how the voice sounds.",
+    "gender": "It refers to the speaker as {o}, but the reviewed gender is {g}; refer to the speaker as {g}.",
+    "cut": "It stops mid-sentence; write complete sentences.",
+    "quote": "It quotes the transcript word for word; describe, in your own words, what the turn does.",
+    "opening": "Its opening {o!r} is already used by another caption of this recording; begin differently.",
+}
+SOFT = ("opening",)  # a problem a text may still be kept with when no retry fixed it
+
+
+def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | None:
+    """(kind, reason) of the first problem of `text` as the `field_name`, or None."""
+    lang = facts.lang
+    if copied_instructions(text, facts.instructions):
+        return "copied", _MSG["copied"]
+    if value_list(text, facts.values, lang):
+        return "list", _MSG["list"]
+    rep = repeated_sentence(text)
+    if rep:
+        return "repeat", _MSG["repeat"].format(s=rep[:80])
+    if field_name == "contextual_inference" and facts.caption:
+        for s in sentences(text):
+            if any(_same(s, c) for c in sentences(facts.caption)):
+                return "same_as_caption", _MSG["same_as_caption"].format(s=s[:80])
+    if field_name in ("caption", "contextual_inference"):
+        other = gender_conflict(text, facts.values, lang, field_name)
+        if other:
+            g = canonical_closed("gender", facts.values.get("gender"))
+            return "gender", _MSG["gender"].format(o=other, g=g)
+    if cut_off(text, lang):
+        return "cut", _MSG["cut"]
+    if field_name in ("caption", "contextual_inference") and any(
+        quotes_transcript(s, facts.transcript) for s in sentences(text)
+    ):
+        return "quote", _MSG["quote"]
+    if field_name == "caption" and opening(text) and opening(text) in facts.used_openings:
+        return "opening", _MSG["opening"].format(o=opening(text))
+    return None
+
+
+def openings_of(captions: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(o for o in (opening(c) for c in captions) if o))
