@@ -23,10 +23,10 @@ from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
+from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
 from ..phrases import phrases
 from . import prompts
-from .compose_check import compose_conflict
 from .json_schemas import (
     AnswerError,
     compose_schema,
@@ -156,12 +156,15 @@ class OpenAIBackend:
         max_tokens: Callable[[int], int],
         audio_wav: bytes | None = None,
         slot: int | None = None,
+        hotter_retries: bool = True,
     ) -> tuple[dict[str, Any], dict[str, str], bool]:
         """Ask until every key is answered or the retry budget is spent.
 
         ``build(remaining, with_audio, schema_in_prompt)`` gives (system, user, schema);
         ``parse(obj, remaining, with_audio)`` gives (good, {key: error}, repairs).
         Returns (good, {key: last error} for the keys given up, whether audio was used).
+        ``hotter_retries=False``: a rejected answer is asked for again at the endpoint's own
+        temperature (the caller's prompt says why it was rejected, so it changes; reproducible).
         """
         remaining, good = list(keys), {}
         errors: dict[str, str] = {}
@@ -221,7 +224,7 @@ class OpenAIBackend:
             if remaining:
                 if attempt >= max_retries:
                     break
-                attempt, raise_temperature = attempt + 1, True
+                attempt, raise_temperature = attempt + 1, hotter_retries
                 self.stats.add(retries=1)
         return good, {k: errors.get(k, "no answer") for k in remaining}, used_audio
 
@@ -412,11 +415,21 @@ class OpenAIBackend:
     # ---- compose -------------------------------------------------------------------------
 
     def compose(self, task: ComposeTask) -> dict[str, str]:
+        """Caption and contextual inference, each checked as text (agents/free_text.py): a text
+        the checks reject is asked for again with the reason and the rejected text (bounded by
+        the endpoint's retries, at the same temperature: the prompt changed), then written by
+        the fallback. Only a caption whose sole problem is an opening another caption already
+        used is kept when no retry fixed it (the rules' captions open alike too)."""
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         self.stats.add(compose_calls=1)
         self.stats.note_segment(task.segment.key)
         keys = list(COMPOSED_FIELDS)
         opts = self.options
+        revisions: dict[str, tuple[str, str]] = {}
+        kept: dict[str, str] = {}  # texts with only a soft problem, in case no retry fixes it
+        accepted: dict[str, str] = {}
+        used = free_text.openings_of(task.earlier_captions)
+        instructions = prompts.instruction_text(lang)
 
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             schema = compose_schema(ks, opts.max_compose_chars)
@@ -427,16 +440,38 @@ class OpenAIBackend:
                 context=task.context,
                 lang=lang,
                 schema_in_prompt=schema if schema_in_prompt else None,
+                keys=ks,
+                revisions=revisions,
+                used_openings=used,
+                caption=accepted.get("caption"),
             )
             return system, user, schema
 
         def parse(obj: dict[str, Any], ks: list[str], _audio: bool):
             good, bad = parse_compose_answer(obj, ks)
-            for k in list(good):
-                problem = compose_conflict(good[k], task.values, lang, k)
-                if problem:  # asked again (at a higher temperature), then the rules' text
-                    bad[k] = problem
+            for k in [k for k in keys if k in good]:
+                caption = accepted.get("caption") or good.get("caption")
+                facts = free_text.TextFacts(
+                    values=task.values,
+                    lang=lang,
+                    transcript=task.segment.text,
+                    instructions=instructions,
+                    caption=caption if k == "contextual_inference" else None,
+                    used_openings=used,
+                )
+                found = free_text.problem(k, good[k], facts)
+                if found:
+                    kind, why = found
+                    bad[k] = why
+                    revisions[k] = (good[k], why)
+                    if kind in free_text.SOFT:
+                        kept.setdefault(k, good[k])
                     del good[k]
+                    self.stats.add(text_rejections=1)
+                else:
+                    accepted[k] = good[k]
+            for k, why in bad.items():
+                revisions.setdefault(k, ("", why))
             return good, bad, 0
 
         good, failed, _ = self._run(
@@ -447,7 +482,11 @@ class OpenAIBackend:
             parse=parse,
             max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
             slot=self._slot(task.segment.speaker),
+            hotter_retries=False,
         )
+        for k in [k for k in failed if k in kept]:
+            good[k] = kept[k]
+            del failed[k]
         out = {k: good.get(k, "") for k in keys}
         if failed:
             self.stats.add(failures=1, failed_fields=len(failed))

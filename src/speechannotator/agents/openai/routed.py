@@ -15,11 +15,16 @@ import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
+from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
 from ..levels import levels_disagree, parse_level, suggestion_of
 from ..phrases import phrases
 from .backend import OpenAIBackend, citable, level_choices
-from .prompts import evidence_json
+from .prompts import evidence_json, instruction_text
+
+# Open fields whose value is the LLM's own phrase (not a level, a closed value or an emotion
+# label the rules' checks parse): the free-text checks read them as text.
+FREE_TEXT_FIELDS = frozenset({"tone", "rhythm", "texture", "pronunciation", "environment", "background_sound"})
 
 # Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
 COMPOSE_EVIDENCE = frozenset(
@@ -142,7 +147,30 @@ class RoutedBackend:
             allowed = self._allowed_levels(task, mine)
             sub = replace(task, fields=mine, evidence=evidence, contracts=contracts, allowed_values=allowed)
             out.update(self.llm.label(sub))
+            if task.round > 0:
+                out.update(self._still_failing(task, out))
         return out
+
+    def text_problem(self, field: str, value: object, lang: str) -> str | None:
+        """Why an LLM's open-field phrase is not a description (copied instructions, a value
+        list, a repeated sentence), or None."""
+        if field not in FREE_TEXT_FIELDS or field not in self.llm_fields or not isinstance(value, str):
+            return None
+        facts = free_text.TextFacts(values={}, lang=lang, instructions=instruction_text(lang))
+        found = free_text.problem(field, value, facts)
+        return found[1] if found and found[0] in ("copied", "list", "repeat") else None
+
+    def _still_failing(self, task: LabelTask, out: dict[str, Prediction]) -> dict[str, Prediction]:
+        """A relabel whose phrase the free-text checks still reject gives way to the rules'
+        value (the request already told the LLM why; the loop's budget is for level fields)."""
+        lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        bad = [f for f, p in out.items() if p.status != "failed" and self.text_problem(f, p.value, lang)]
+        if not bad:
+            return {}
+        got = self.rules.label(replace(task, fields=bad, audio_wav=None))
+        for f, p in got.items():
+            p.rationale = f"rules' value: the LLM's relabel still failed the text check ({out[f].value!r})"[:500]
+        return got
 
     def _choices(self, field: str, lang: str) -> list[str] | None:
         """The level phrases the LLM answers `field` in, when it answers in levels."""
@@ -169,6 +197,11 @@ class RoutedBackend:
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
+        for f, v in list(verdicts.items()):
+            pred = task.predictions.get(f)
+            why = self.text_problem(f, pred.value, lang) if v.accepted and pred is not None else None
+            if why:
+                verdicts[f] = v = Verdict(task.segment.key, f, task.round, False, reason=why, request=why)
         for f, v in verdicts.items():
             if f in self.llm_fields and not v.accepted:
                 pred = task.predictions.get(f)
