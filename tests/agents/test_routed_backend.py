@@ -74,20 +74,18 @@ def test_local_default_fields_and_unknown_fields_are_refused():
         raise AssertionError("a composed field was accepted as an LLM label field")
 
 
-def test_a_caption_that_contradicts_the_reviewed_gender_or_copies_the_example_is_refused():
-    from speechannotator.agents.openai.compose_check import compose_conflict
+def test_a_caption_that_contradicts_the_reviewed_gender_is_refused():
+    from speechannotator.agents.free_text import gender_conflict
 
     female = {"gender": "female"}
-    assert compose_conflict("A middle-aged male voice in standard American English, fast and tense.", female, "en")
-    assert "gender" in compose_conflict("He speaks slowly and calmly.", female, "en")
-    assert compose_conflict("She asks, in a clear young voice, about Mr Dashwood.", female, "en") is None
-    assert compose_conflict("青年男声，语速平稳。", {"gender": "女声"}, "zh")
-    assert compose_conflict("青年女声，语速平稳。", {"gender": "女声"}, "zh") is None
-    assert compose_conflict("She asks about his family.", female, "en", "contextual_inference") is None
-    # The example is refused for any gender (it describes no segment).
-    assert "example" in compose_conflict(
-        "A middle-aged male voice in standard American English, fast and tense.", {"gender": "male"}, "en"
+    assert gender_conflict(
+        "A middle-aged male voice in standard American English, fast and tense.", female, "en", "caption"
     )
+    assert gender_conflict("He speaks slowly and calmly.", female, "en", "caption") == "male"
+    assert gender_conflict("She asks, in a clear young voice, about Mr Dashwood.", female, "en", "caption") is None
+    assert gender_conflict("青年男声，语速平稳。", {"gender": "女声"}, "zh", "caption")
+    assert gender_conflict("青年女声，语速平稳。", {"gender": "女声"}, "zh", "caption") is None
+    assert gender_conflict("She asks about his family.", female, "en", "contextual_inference") is None
 
 
 def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_evidence(tmp_path):

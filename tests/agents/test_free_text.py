@@ -1,0 +1,195 @@
+"""Free-text checks (agents/free_text.py) and the relabels they drive, with a scripted LLM.
+
+The bad texts are the local models' own answers on the bundled example (docs/agents-llm.md).
+"""
+
+from __future__ import annotations
+
+import json
+
+from agents_helpers import REC, config, dialogue, make_store, stage
+
+from speechannotator import agents
+from speechannotator.agents import free_text as ft
+from speechannotator.agents.backend import ComposeTask
+from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
+from speechannotator.agents.openai.prompts import compose_messages, instruction_text, label_messages
+from speechannotator.agents.openai.routed import RoutedBackend
+from speechannotator.agents.rules import RulesBackend
+from speechannotator.config import EndpointConfig
+from speechannotator.output.finalize import finalize
+from speechannotator.records import Prediction, Segment
+from speechannotator.servers.httpkit import ScriptedServer, chat_reply
+
+FEMALE = {"gender": "female", "age": "young adult", "accent": "standard American English", "tone": "declarative"}
+MALE = {**FEMALE, "gender": "male", "age": "middle-aged"}
+
+
+def facts(values=FEMALE, **kw) -> ft.TextFacts:
+    return ft.TextFacts(values=values, lang="en", instructions=instruction_text("en"), **kw)
+
+
+def kind(field: str, text: str, f: ft.TextFacts) -> str | None:
+    found = ft.problem(field, text, f)
+    return found[0] if found else None
+
+
+def test_each_check_names_its_problem_and_natural_text_passes():
+    # A value list: the 1.5B's "the pitch is ..., the tone is ..." and the 0.5B's internal name.
+    listed = (
+        "The speaker is male, middle-aged. The pitch is moderately low, and the speed is moderate. "
+        "The emotion is calm, and the tone is urgent yet firm declarative. The rhythm is steady."
+    )
+    assert kind("caption", listed, facts(MALE)) == "list"
+    assert kind("caption", "A calm voice; the speaker name is Speaker2_middle-aged.", facts(MALE)) == "list"
+    # A sentence looped (the 0.5B, until the length cap) and a contextual inference that repeats the caption.
+    loop = "He has a moderate rhythm and a moderate pace. " * 3
+    assert kind("contextual_inference", loop, facts(MALE)) == "repeat"
+    cap = "A deep, unhurried male voice. He sounds calm and sure of himself."
+    assert kind("contextual_inference", "He sounds calm and sure of himself.", facts(MALE, caption=cap)) == (
+        "same_as_caption"
+    )
+    # "He" for a woman, in the contextual inference too (it used to be read for captions only).
+    assert kind("contextual_inference", "He is not an ill-disposed young man.", facts()) == "gender"
+    assert kind("caption", "A middle-aged male voice, low and slow.", facts()) == "gender"
+    # Cut mid-sentence: no end mark, or ending on a title ("... related to Mr.").
+    assert kind("caption", "A bright young woman's voice that rises and", facts()) == "cut"
+    assert kind("caption", "A bright young woman's voice. She discusses a topic related to Mr.", facts()) == "cut"
+    # The instructions' own words as the value.
+    copied = "how this speaker's voice and delivery sound in this turn"
+    assert kind("caption", copied[0].upper() + copied[1:] + ".", facts()) == "copied"
+    # Quoting the transcript word for word.
+    said = "Was he a bad man, then, in your opinion?"
+    assert kind("caption", "Her light voice asks: was he a bad man then.", facts(transcript=said)) == "quote"
+    # An opening another caption of the recording already used (soft: kept when no retry fixes it).
+    used = ft.openings_of(["The speaker is a young adult female with a clear voice."])
+    again = "The speaker is a young woman whose light voice lifts at the end."
+    assert kind("caption", again, facts(used_openings=used)) == "opening" and "opening" in ft.SOFT
+    # Natural, varied, agreeing text passes every check.
+    good_cap = "A light, young female voice asks her question at an easy pace. She sounds calm and curious."
+    good_ctx = "She is questioning another speaker about Mr. John Dashwood's character, probably in a quiet talk."
+    assert ft.problem("caption", good_cap, facts(transcript=said, used_openings=used)) is None
+    assert ft.problem("contextual_inference", good_ctx, facts(transcript=said, caption=good_cap)) is None
+    assert ft.problem("contextual_inference", "She asks about his family.", facts()) is None
+    assert ft.sentences("Mr. Dashwood came. He left.") == ["Mr. Dashwood came.", "He left."]
+
+
+def test_prompts_carry_no_sample_values_and_compose_gets_the_reviewed_fields_and_transcript():
+    seg = Segment("seg_00003", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    _, user = label_messages(
+        segment=seg,
+        fields=["tone", "background_sound", "emotion"],
+        contracts={},
+        evidence={},
+        context={},
+        lang="en",
+        revision_requests={},
+        cited={f: ["transcript"] for f in ("tone", "background_sound", "emotion")},
+        with_audio=False,
+        schema_in_prompt=None,
+    )
+    for copied in ("urgent yet firm declarative tone", "steady engine rumble", "e.g."):
+        assert copied not in user
+    values = {**FEMALE, "speaker_name": "Speaker2_young adult", "paralinguistic": "none"}
+    ctx = {"previous": [{"text": "He is not an ill-disposed young man.", "same_speaker": False}]}
+    _, user = compose_messages(
+        segment=seg, values=values, evidence={}, context=ctx, lang="en", schema_in_prompt=None, used_openings=("a b",)
+    )
+    data = json.loads(user.split("<recording_data>\n")[1].split("\n</recording_data>")[0])
+    assert data["this_turn"]["transcript"] == "Was he a bad man?" and data["speaker"]["gender"] == "female"
+    assert data["neighbouring_turns"] == [
+        {"when": "before", "who": "another speaker", "said": ctx["previous"][0]["text"]}
+    ]
+    assert "Speaker2" not in user and "paralinguistic" not in data.get("delivery", {})  # no ids, no none values
+    assert '["a b"]' in user  # the openings already used
+
+
+def _compose_server(answers: list[dict[str, str]]):
+    return ScriptedServer(lambda body, i: chat_reply(json.dumps(answers[min(i, len(answers) - 1)])))
+
+
+class RulesLike:
+    name = "rules"
+
+    def compose(self, task):
+        return {"caption": "rules caption.", "contextual_inference": "rules inference."}
+
+
+def _compose(answers, earlier=()) -> tuple[dict[str, str], list[dict]]:
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    task = ComposeTask(seg, dict(FEMALE), {}, {}, "en", earlier_captions=list(earlier))
+    with _compose_server(answers) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        backend = OpenAIBackend(ep, options=OpenAIOptions(retry_backoff_s=0.01), fallback=RulesLike())
+        out = backend.compose(task)
+        return out, srv.chat_requests()
+
+
+def test_a_rejected_text_is_asked_again_with_the_reason_then_falls_back_to_the_rules():
+    good_cap = "A light young female voice asks her question evenly. She sounds calm."
+    good_ctx = "She is questioning another speaker about a man they both know."
+    looped = "She is asking a question. She is asking a question. She is asking a question."
+    out, bodies = _compose([{"caption": good_cap, "contextual_inference": looped}, {"contextual_inference": good_ctx}])
+    assert out == {"caption": good_cap, "contextual_inference": good_ctx}
+    second = bodies[1]["messages"][-1]["content"]
+    # Only the rejected field is asked again, with the reason, the rejected text and the accepted caption.
+    assert bodies[1]["response_format"]["json_schema"]["schema"]["required"] == ["contextual_inference"]
+    assert "twice" in second and "She is asking a question" in second and good_cap in second
+    assert bodies[1].get("temperature", 0) == 0  # the prompt changed: no hotter (irreproducible) retry
+    # Still failing after the bounded retries (3 calls): the rules write it.
+    out, bodies = _compose([{"caption": "He speaks slowly.", "contextual_inference": good_ctx}])
+    assert len(bodies) == 3 and out == {"caption": "rules caption.", "contextual_inference": good_ctx}
+
+
+def test_a_caption_opening_like_an_earlier_one_is_asked_to_vary_and_kept_if_it_cannot():
+    earlier = ["The speaker is a young adult female with a clear voice."]
+    same = "The speaker is a young woman; her light voice rises at the end."
+    varied = "Light and unhurried, her young voice rises at the end of the question."
+    ctx = "She is questioning another speaker about a man they both know."
+    out, bodies = _compose([{"caption": same, "contextual_inference": ctx}, {"caption": varied}], earlier=earlier)
+    assert out["caption"] == varied and "the speaker is a" in bodies[0]["messages"][-1]["content"]
+    assert "already used" in bodies[1]["messages"][-1]["content"]
+    out, bodies = _compose([{"caption": same, "contextual_inference": ctx}], earlier=earlier)
+    assert len(bodies) == 3 and out["caption"] == same  # soft: better than the rules' fixed frame
+
+
+class ScriptedLLM:
+    name = "llm"
+    wants_audio = False
+    stats = None
+
+    def __init__(self, answers):
+        self.answers, self.tasks = answers, []
+
+    def label(self, task):
+        self.tasks.append(task)
+        pick = self.answers[min(task.round, len(self.answers) - 1)]
+        return {
+            f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
+            for f in task.fields
+        }
+
+    def compose(self, task):
+        self.composed = [*getattr(self, "composed", []), list(task.earlier_captions)]
+        return {"caption": f"Caption {len(task.earlier_captions)}.", "contextual_inference": "A talk."}
+
+
+def test_a_tone_copied_from_the_instructions_is_relabeled_with_the_reason_then_the_rules_tone(tmp_path):
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    copied = "the attitude of the delivery and what this turn's words do"
+    llm = ScriptedLLM([{"tone": copied}, {"tone": copied}])
+    backend = RoutedBackend(llm, RulesBackend(), ["tone"], compact=True)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    first = store.verdicts(REC)[("seg_00000", "tone")][0]
+    assert not first.accepted and "instructions" in first.request
+    relabel = next(t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00000")
+    assert "instructions" in relabel.revision_requests["tone"]
+    final = store.predictions(REC)[("seg_00000", "tone")]
+    assert final.backend == "rules" and final.value != copied and "text check" in final.rationale
+    # Finalize hands each compose the captions already written, in time order.
+    finalize(stage(store, cfg, backend))
+    assert [len(c) for c in llm.composed] == list(range(len(segs)))
