@@ -230,9 +230,11 @@ class ChatClient:
         temperature: float | None = None,
         max_tokens: int | None = None,
         cache_slot: int | None = None,
+        sampling: dict[str, Any] | None = None,
     ) -> str:
         """One chat request; ``cache_slot`` pins it to a llama.cpp server slot (``id_slot``),
-        whose cached prompt prefix it then reuses; only for servers that know the field."""
+        whose cached prompt prefix it then reuses; ``sampling``: extra sampler settings of the
+        server (llama.cpp's ``dry_multiplier`` ...); both only for servers that know the fields."""
         content: Any = user_text
         if audio_wav_b64 is not None:
             content = [
@@ -247,8 +249,11 @@ class ChatClient:
         }
         if max_tokens or self.max_tokens:
             kwargs["max_tokens"] = max_tokens or self.max_tokens
+        extra: dict[str, Any] = dict(sampling or {})
         if cache_slot is not None:
-            kwargs["extra_body"] = {"id_slot": int(cache_slot)}
+            extra["id_slot"] = int(cache_slot)
+        if extra:
+            kwargs["extra_body"] = extra
         mode = self.format_mode
         rf = self._response_format(schema, schema_name)
         if rf is not None:

@@ -16,7 +16,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...config import Config, EndpointConfig
@@ -69,6 +69,9 @@ class OpenAIOptions:
     # llama.cpp slots to pin speakers to (0: none): a speaker's calls then reuse the cached
     # prompt prefix of that speaker's previous call even when the turns alternate.
     cache_slots: int = 0
+    # Extra sampler settings for the compose calls (the local server's anti-repetition sampler:
+    # the 0.5B looped one sentence until the length cap; docs/agents-llm.md).
+    compose_sampling: dict[str, Any] = field(default_factory=dict)
 
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
@@ -157,6 +160,7 @@ class OpenAIBackend:
         audio_wav: bytes | None = None,
         slot: int | None = None,
         hotter_retries: bool = True,
+        sampling: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, str], bool]:
         """Ask until every key is answered or the retry budget is spent.
 
@@ -189,6 +193,7 @@ class OpenAIBackend:
                     temperature=temperature,
                     max_tokens=max_tokens(len(remaining)),
                     **({"cache_slot": slot} if slot is not None else {}),
+                    **({"sampling": sampling} if sampling else {}),
                 )
                 obj = extract_json_object(text)
             except (AudioRejected, FormatRejected) as exc:
@@ -462,6 +467,7 @@ class OpenAIBackend:
                 found = free_text.problem(k, good[k], facts)
                 if found:
                     kind, why = found
+                    log.info("compose of %s: %s rejected (%s): %r", task.segment.key, k, kind, good[k])
                     bad[k] = why
                     revisions[k] = (good[k], why)
                     if kind in free_text.SOFT:
@@ -483,6 +489,7 @@ class OpenAIBackend:
             max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
             slot=self._slot(task.segment.speaker),
             hotter_retries=False,
+            sampling=opts.compose_sampling,
         )
         for k in [k for k in failed if k in kept]:
             good[k] = kept[k]

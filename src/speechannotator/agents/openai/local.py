@@ -13,6 +13,11 @@ from ...servers.local_llm import LocalLLMServer
 from ..backend import Backend
 from .backend import OpenAIBackend, options_from
 
+# llama.cpp's DRY ("don't repeat yourself") sampler over the last 256 tokens: a repeat longer than
+# 3 tokens costs 0.8 * 1.75^(length - 3) in logits; quotes and colons (JSON) break a sequence.
+COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 3, "dry_penalty_last_n": 256}
+LOCAL_COMPOSE_CHARS = 480  # 2-3 sentences; the looped answers ran to the 600-character cap
+
 
 class LocalBackend(OpenAIBackend):
     name = "local"
@@ -30,7 +35,16 @@ class LocalBackend(OpenAIBackend):
             # and cite two evidence names per field: the citations were most of the output tokens.
             # Each speaker keeps to one server slot when there are several ([local_llm] parallel).
             slots = config.local_llm.parallel if config.local_llm.parallel > 1 else 0
-            options = replace(options_from(endpoint), level_choices=True, max_cited=2, cache_slots=slots)
+            # Compose: llama.cpp's DRY sampler penalizes extending a sequence already written, the
+            # loop the 0.5B fell into; a shorter cap bounds the time a loop can still take.
+            options = replace(
+                options_from(endpoint),
+                level_choices=True,
+                max_cited=2,
+                cache_slots=slots,
+                compose_sampling=dict(COMPOSE_SAMPLING),
+                max_compose_chars=min(options_from(endpoint).max_compose_chars, LOCAL_COMPOSE_CHARS),
+            )
             super().__init__(endpoint, None, options=options, fallback=fallback)
         except BaseException:
             self.close()
