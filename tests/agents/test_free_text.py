@@ -65,6 +65,8 @@ def test_each_check_names_its_problem_and_natural_text_passes():
     used = ft.openings_of(["The speaker is a young adult female with a clear voice."])
     again = "The speaker is a young woman whose light voice lifts at the end."
     assert kind("caption", again, facts(used_openings=used)) == "opening" and "opening" in ft.SOFT
+    # A one-word tone ("neutral", the 0.5B without the example) says no attitude or speech act.
+    assert kind("tone", "neutral", facts()) == "bare" and kind("tone", "calm questioning tone", facts()) is None
     # Natural, varied, agreeing text passes every check.
     good_cap = "A light, young female voice asks her question at an easy pace. She sounds calm and curious."
     good_ctx = "She is questioning another speaker about Mr. John Dashwood's character, probably in a quiet talk."
@@ -90,6 +92,13 @@ def test_prompts_carry_no_sample_values_and_compose_gets_the_reviewed_fields_and
     )
     for copied in ("urgent yet firm declarative tone", "steady engine rumble", "e.g."):
         assert copied not in user
+    # Emotion: the format and its vocabulary; the local backend's schema makes the pairs an enum
+    # (told the format without an example, the 0.5B answered a bare "happy").
+    assert "<emotion> (<intensity>)" in user and "fearful" in user
+    from speechannotator.agents.openai.backend import level_choices
+
+    pairs = level_choices(["emotion"], "en")["emotion"]
+    assert "calm (weak)" in pairs and "happy" not in pairs and len(pairs) == 50
     values = {**FEMALE, "speaker_name": "Speaker2_young adult", "paralinguistic": "none"}
     ctx = {"previous": [{"text": "He is not an ill-disposed young man.", "same_speaker": False}]}
     _, user = compose_messages(

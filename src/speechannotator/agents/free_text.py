@@ -243,6 +243,8 @@ _MSG = {
     "gender": "It refers to the speaker as {o}, but the reviewed gender is {g}; refer to the speaker as {g}.",
     "cut": "It stops mid-sentence; write complete sentences.",
     "quote": "It quotes the transcript word for word; describe, in your own words, what the turn does.",
+    "bare": "It is a single word; describe the attitude of the delivery and the speech act of this turn in a short "
+    "phrase.",
     "opening": "Its opening {o!r} is already used by another caption of this recording; begin differently.",
 }
 SOFT = ("opening",)  # a problem a text may still be kept with when no retry fixed it
@@ -255,6 +257,8 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         return "copied", _MSG["copied"]
     if value_list(text, facts.values, lang):
         return "list", _MSG["list"]
+    if field_name == "tone" and len(units(text)) < 2:
+        return "bare", _MSG["bare"]
     rep = repeated_sentence(text)
     if rep:
         return "repeat", _MSG["repeat"].format(s=rep[:80])
@@ -267,7 +271,7 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         if other:
             g = canonical_closed("gender", facts.values.get("gender"))
             return "gender", _MSG["gender"].format(o=other, g=g)
-    if cut_off(text, lang):
+    if field_name in ("caption", "contextual_inference") and cut_off(text, lang):  # a phrase has no end mark
         return "cut", _MSG["cut"]
     if field_name in ("caption", "contextual_inference") and any(
         quotes_transcript(s, facts.transcript) for s in sentences(text)

@@ -84,10 +84,15 @@ def options_from(labeler: EndpointConfig) -> OpenAIOptions:
 
 
 def level_choices(fields: list[str], lang: str) -> dict[str, list[str]]:
-    """The level phrases pitch and speed are restricted to (the rules' own, which their checks parse)."""
+    """The level phrases pitch and speed are restricted to (the rules' own, which their checks
+    parse), and emotion's "label (intensity)" pairs: told the format without an example, the
+    0.5B answered a bare "happy" or "neutral"."""
     P = phrases(lang)
     table = {"pitch": P.PITCH_LEVEL, "speed": P.SPEED_LEVEL}
-    return {f: [table[f][k] for k in sorted(table[f])] for f in fields if f in table}
+    out = {f: [table[f][k] for k in sorted(table[f])] for f in fields if f in table}
+    if "emotion" in fields:
+        out["emotion"] = [P.emotion(e, i) for e in P.EMOTIONS for i in range(len(P.INTENSITY))]
+    return out
 
 
 def citable(
@@ -467,7 +472,7 @@ class OpenAIBackend:
                 found = free_text.problem(k, good[k], facts)
                 if found:
                     kind, why = found
-                    log.info("compose of %s: %s rejected (%s): %r", task.segment.key, k, kind, good[k])
+                    log.info("composed %s of %s rejected (%s): %r", k, task.segment.key, kind, good[k])
                     bad[k] = why
                     revisions[k] = (good[k], why)
                     if kind in free_text.SOFT:

@@ -66,16 +66,16 @@ def _field_lines(fields: list[str], lang: str, choices: dict[str, list[str]] | N
     none = NONE_VALUE[lang]
     for f in fields:
         what = FIELD_GUIDE[f]
-        if choices and f in choices:  # a level, not a sentence
-            lines.append(f"- {f}: {what.split(',')[0]}; one of: {', '.join(choices[f])}")
-        elif f in CLOSED_FIELDS:
-            names = ", ".join(closed_choices(f, lang))
-            lines.append(f"- {f}: {what}; one of: {names} ({none} = cannot tell)")
-        elif f == "emotion":
+        if f == "emotion":  # the format and its vocabulary (a schema enum of the pairs, if any)
             labels = ", ".join(phrases(lang).EMOTIONS.values())
             levels = ", ".join(EMOTION_INTENSITY[lang])
             form = "情绪（强度）" if lang == "zh" else "<emotion> (<intensity>)"
             lines.append(f"- {f}: {what}, written {form}; emotion one of: {labels}; intensity one of: {levels}")
+        elif choices and f in choices:  # a level, not a sentence
+            lines.append(f"- {f}: {what.split(',')[0]}; one of: {', '.join(choices[f])}")
+        elif f in CLOSED_FIELDS:
+            names = ", ".join(closed_choices(f, lang))
+            lines.append(f"- {f}: {what}; one of: {names} ({none} = cannot tell)")
         elif "none marker" in what:
             lines.append(f"- {f}: {what} ({none!r})")
         else:

@@ -158,7 +158,7 @@ class RoutedBackend:
             return None
         facts = free_text.TextFacts(values={}, lang=lang, instructions=instruction_text(lang))
         found = free_text.problem(field, value, facts)
-        return found[1] if found and found[0] in ("copied", "list", "repeat") else None
+        return found[1] if found and found[0] in ("copied", "list", "repeat", "bare") else None
 
     def _still_failing(self, task: LabelTask, out: dict[str, Prediction]) -> dict[str, Prediction]:
         """A relabel whose phrase the free-text checks still reject gives way to the rules'
