@@ -6,12 +6,15 @@ Annotator closes its backend when it closes, also after an error or Ctrl-C.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from ...config import Config
 from ...servers.local_llm import LocalLLMServer
 from ..backend import Backend
 from .backend import OpenAIBackend, options_from
+
+log = logging.getLogger(__name__)
 
 # llama.cpp's DRY ("don't repeat yourself") sampler over the last 256 tokens: a repeat longer than
 # 3 tokens costs 0.8 * 1.75^(length - 3) in logits; quotes and colons (JSON) break a sequence.
@@ -51,5 +54,10 @@ class LocalBackend(OpenAIBackend):
             raise
 
     def close(self) -> None:
+        st = self.stats.as_dict() if getattr(self, "stats", None) is not None else {}
+        if st.get("requests"):  # the run's LLM cost, for the measurements in docs/agents-llm.md
+            keep = ("label_calls", "review_calls", "compose_calls", "requests", "retries", "text_rejections")
+            keep += ("prompt_tokens", "cached_tokens", "completion_tokens", "prompt_ms", "predicted_ms")
+            log.info("local LLM usage: %s", ", ".join(f"{k}={st[k]}" for k in keep))
         if self._owns_server:
             self.server.close()
