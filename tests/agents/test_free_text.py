@@ -49,6 +49,13 @@ def test_each_check_names_its_problem_and_natural_text_passes():
     assert kind("contextual_inference", "He sounds calm and sure of himself.", facts(MALE, caption=cap)) == (
         "same_as_caption"
     )
+    phrase = (  # the 0.5B, verbatim
+        "The speaker is a middle-aged male who is making amiable himself, the pitch is moderate, the speaker is "
+        "making amiable himself, and the speaker is making amiable himself."
+    )
+    assert kind("contextual_inference", phrase, facts(MALE)) == "repeat"
+    # The relabel request's own reason given back as the text (the 0.5B did).
+    assert kind("contextual_inference", "It quotes the transcript word for word, describe.", facts()) == "copied"
     # "He" for a woman, in the contextual inference too (it used to be read for captions only).
     assert kind("contextual_inference", "He is not an ill-disposed young man.", facts()) == "gender"
     assert kind("caption", "A middle-aged male voice, low and slow.", facts()) == "gender"

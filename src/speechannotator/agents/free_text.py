@@ -39,6 +39,7 @@ COPY_RUN = 5  # consecutive words shared with the instructions that count as cop
 LIST_SHARE = 0.5  # share of a text's words that are reviewed values copied verbatim: a value list
 LIST_CLAUSES = 4  # ... when at least this many value clauses are copied
 LIST_NAMES = 3  # field names used as subjects ("the pitch is", "tone:") that make a field list
+PHRASE_WORDS, PHRASE_TIMES = 4, 3  # a 4-word phrase said three times is a loop
 
 _FIELD_NAMES = {
     "en": (
@@ -197,12 +198,20 @@ def value_list(text: str, values: dict[str, str], lang: str) -> bool:
 
 
 def repeated_sentence(text: str) -> str | None:
-    """A sentence said twice within the text (the 0.5B looped one until the length cap)."""
+    """A sentence said twice within the text (the 0.5B looped one until the length cap), or a
+    phrase of PHRASE_WORDS words said PHRASE_TIMES times ("... making amiable himself" x6)."""
     seen: list[str] = []
     for s in sentences(text):
         if any(_same(s, t) for t in seen):
             return s
         seen.append(s)
+    words = units(text)
+    counts: dict[tuple[str, ...], int] = {}
+    for i in range(len(words) - PHRASE_WORDS + 1):
+        gram = tuple(words[i : i + PHRASE_WORDS])
+        counts[gram] = counts.get(gram, 0) + 1
+        if counts[gram] >= PHRASE_TIMES:
+            return " ".join(gram)
     return None
 
 
@@ -247,7 +256,9 @@ _MSG = {
     "phrase.",
     "opening": "Its opening {o!r} is already used by another caption of this recording; begin differently.",
 }
-SOFT = ("opening",)  # a problem a text may still be kept with when no retry fixed it
+SOFT = ("opening",)
+# The reasons a relabel request carries: a model that answers with one copied them.
+REASON_TEXT = "\n".join(_MSG.values())  # a problem a text may still be kept with when no retry fixed it
 
 
 def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | None:

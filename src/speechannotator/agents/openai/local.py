@@ -16,9 +16,11 @@ from .backend import OpenAIBackend, options_from
 
 log = logging.getLogger(__name__)
 
-# llama.cpp's DRY ("don't repeat yourself") sampler over the last 256 tokens: a repeat longer than
-# 3 tokens costs 0.8 * 1.75^(length - 3) in logits; quotes and colons (JSON) break a sequence.
-COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 3, "dry_penalty_last_n": 256}
+# llama.cpp's DRY ("don't repeat yourself") sampler over the last 256 tokens (the prompt's end
+# included): a repeat longer than 6 tokens costs 0.8 * 1.75^(length - 6) in logits; quotes and
+# colons (JSON) break a sequence. With 3 tokens allowed the 0.5B wrote "AmericanEnglish" rather
+# than repeat the reviewed accent's three tokens.
+COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 256}
 LOCAL_COMPOSE_CHARS = 480  # 2-3 sentences; the looped answers ran to the 600-character cap
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...records import Contract, Evidence, Prediction, Segment
 from ...schema import CLOSED_FIELDS, EMOTION_INTENSITY, NONE_VALUE, is_empty_marker
+from ..free_text import REASON_TEXT
 from ..phrases import phrases
 from .json_schemas import closed_choices
 
@@ -306,7 +307,9 @@ def instruction_text(lang: str) -> str:
     """Every instruction the label and compose prompts give, without their data: what a value
     copied from the prompt is checked against (agents/free_text.py)."""
     lines = [_field_lines([f], lang) for f in FIELD_GUIDE]
-    return "\n".join([DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), _OPENINGS_RULE, _REVISION_RULE, *lines])
+    # The free-text checks' reasons too: the 0.5B answered a rewrite with the request's own words.
+    texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), _OPENINGS_RULE, _REVISION_RULE, REASON_TEXT]
+    return "\n".join([*texts, *lines])
 
 
 def _compose_payload(

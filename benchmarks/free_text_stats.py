@@ -1,0 +1,100 @@
+"""Counts of what is wrong with the free text of annotated recordings (captions, contextual
+inferences, tones), read with the checks of agents/free_text.py.
+
+    python benchmarks/free_text_stats.py OUT/dialogue.json [...] [--json FILE]
+
+Per file: distinct caption openings, texts or tones copied from a prompt (the current
+instructions, or one of the sample values the label prompt carried before they were removed),
+repeated sentences (within a field, or the contextual inference repeating the caption), pronoun
+or gender words against the reviewed gender, texts cut mid-sentence, value lists. The checks
+only count: no model runs here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from speechannotator.agents import free_text as ft
+from speechannotator.agents.openai.prompts import instruction_text
+from speechannotator.schema import LABELED_FIELDS
+
+# The sample values the label and compose prompts showed until they were removed (they are
+# what the local models copied); counted as copies in outputs written before and after.
+FORMER_SAMPLES = (
+    "middle-aged",
+    "standard American English",
+    "medium-high pitch that falls at the end",
+    "fairly fast, compact delivery",
+    "steady rhythm with no noticeable pauses",
+    "urgent yet firm declarative tone",
+    "clear timbre with slight breathiness",
+    "crisp articulation, no slurring",
+    "quiet indoor room",
+    "steady engine rumble",
+    "A middle-aged male voice in standard American English, fast and tense.",
+    "The speaker seems to be in a noisy race car, under pressure.",
+)
+OPEN_COPY_FIELDS = ("tone", "rhythm", "texture", "pronunciation", "environment", "background_sound")
+
+
+def _norm(text: str) -> str:
+    return " ".join(ft.units(text))
+
+
+def copied(text: str, instructions: str) -> bool:
+    flat = _norm(text)
+    samples = {_norm(s) for s in FORMER_SAMPLES if len(ft.units(s)) >= 3}
+    return flat in samples or ft.copied_instructions(text, instructions)
+
+
+def stats(records: list[dict], lang: str = "en") -> dict:
+    ins = instruction_text(lang)
+    openings = [ft.opening(r.get("caption", "")) for r in records]
+    out = {
+        "segments": len(records),
+        "distinct_caption_openings": len(set(openings)),
+        "copied_prompt": 0,
+        "copied_prompt_open_fields": 0,
+        "repeated_sentence": 0,
+        "inference_repeats_caption": 0,
+        "pronoun_errors": 0,
+        "cut_mid_sentence": 0,
+        "value_lists": 0,
+    }
+    for r in records:
+        values = {f: r.get(f, "") for f in LABELED_FIELDS}
+        cap, ctx = r.get("caption", ""), r.get("contextual_inference", "")
+        for text in (cap, ctx):
+            out["copied_prompt"] += copied(text, ins)
+            out["repeated_sentence"] += ft.repeated_sentence(text) is not None
+            out["cut_mid_sentence"] += ft.cut_off(text, lang)
+            out["value_lists"] += ft.value_list(text, values, lang)
+        out["copied_prompt_open_fields"] += sum(copied(str(r.get(f, "")), ins) for f in OPEN_COPY_FIELDS)
+        out["inference_repeats_caption"] += (
+            ft.problem("contextual_inference", ctx, ft.TextFacts(values={}, lang=lang, caption=cap)) or ("",)
+        )[0] == "same_as_caption"
+        out["pronoun_errors"] += ft.gender_conflict(cap, values, lang, "caption") is not None
+        out["pronoun_errors"] += ft.gender_conflict(ctx, values, lang, "contextual_inference") is not None
+    out["tones"] = sorted({str(r.get("tone", "")) for r in records})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--lang", default="en")
+    a = ap.parse_args(argv)
+    got = {str(f): stats(json.loads(f.read_text()), a.lang) for f in a.files}
+    text = json.dumps(got, indent=1, ensure_ascii=False)
+    if a.json:
+        a.json.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
