@@ -73,9 +73,7 @@ def stats(records: list[dict], lang: str = "en") -> dict:
             out["cut_mid_sentence"] += ft.cut_off(text, lang)
             out["value_lists"] += ft.value_list(text, values, lang)
         out["copied_prompt_open_fields"] += sum(copied(str(r.get(f, "")), ins) for f in OPEN_COPY_FIELDS)
-        out["inference_repeats_caption"] += (
-            ft.problem("contextual_inference", ctx, ft.TextFacts(values={}, lang=lang, caption=cap)) or ("",)
-        )[0] == "same_as_caption"
+        out["inference_repeats_caption"] += ft.repeats_caption(ctx, cap) is not None
         out["pronoun_errors"] += ft.gender_conflict(cap, values, lang, "caption") is not None
         out["pronoun_errors"] += ft.gender_conflict(ctx, values, lang, "contextual_inference") is not None
     out["tones"] = sorted({str(r.get("tone", "")) for r in records})

@@ -215,6 +215,14 @@ def repeated_sentence(text: str) -> str | None:
     return None
 
 
+def repeats_caption(inference: str, caption: str | None) -> str | None:
+    """The contextual-inference sentence that is a caption sentence, or None."""
+    for s in sentences(inference):
+        if caption and any(_same(s, c) for c in sentences(caption)):
+            return s
+    return None
+
+
 def cut_off(text: str, lang: str) -> bool:
     """The text stops mid-sentence: no end mark, or it ends on a title or a function word."""
     t = (text or "").strip()
@@ -273,10 +281,9 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
     rep = repeated_sentence(text)
     if rep:
         return "repeat", _MSG["repeat"].format(s=rep[:80])
-    if field_name == "contextual_inference" and facts.caption:
-        for s in sentences(text):
-            if any(_same(s, c) for c in sentences(facts.caption)):
-                return "same_as_caption", _MSG["same_as_caption"].format(s=s[:80])
+    same = repeats_caption(text, facts.caption) if field_name == "contextual_inference" else None
+    if same:
+        return "same_as_caption", _MSG["same_as_caption"].format(s=same[:80])
     if field_name in ("caption", "contextual_inference"):
         other = gender_conflict(text, facts.values, lang, field_name)
         if other:
