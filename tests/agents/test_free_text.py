@@ -74,6 +74,10 @@ def test_each_check_names_its_problem_and_natural_text_passes():
     assert kind("caption", again, facts(used_openings=used)) == "opening" and "opening" in ft.SOFT
     # A one-word tone ("neutral", the 0.5B without the example) says no attitude or speech act.
     assert kind("tone", "neutral", facts()) == "bare" and kind("tone", "calm questioning tone", facts()) is None
+    # The 1.5B without the example: emotion's format as the tone, and the transcript's words as the tone.
+    assert kind("tone", "neutral (moderate)", facts()) == "bare"
+    said = "Amiable woman, he might have been made still more respectable than he was."
+    assert kind("tone", "Amiable woman he might have been made still more", facts(transcript=said)) == "quote"
     # Natural, varied, agreeing text passes every check.
     good_cap = "A light, young female voice asks her question at an easy pace. She sounds calm and curious."
     good_ctx = "She is questioning another speaker about Mr. John Dashwood's character, probably in a quiet talk."

@@ -82,6 +82,9 @@ _SUBJECT = {
 }
 
 
+_EMOTION_FORM = re.compile(r"^[\w-]+\s*[(（][^()（）]*[)）]$")
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of `text`, each with its end mark; a title ("Mr.") does not end one."""
     out, start = [], 0
@@ -278,6 +281,10 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         return "list", _MSG["list"]
     if field_name == "tone" and len(units(text)) < 2:
         return "bare", _MSG["bare"]
+    if field_name == "tone" and _EMOTION_FORM.match(text.strip()):  # "neutral (moderate)": emotion's format
+        return "bare", _MSG["bare"]
+    if field_name == "tone" and quotes_transcript(text, facts.transcript):  # the words said, not how
+        return "quote", _MSG["quote"]
     rep = repeated_sentence(text)
     if rep:
         return "repeat", _MSG["repeat"].format(s=rep[:80])

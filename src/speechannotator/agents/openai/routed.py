@@ -151,20 +151,21 @@ class RoutedBackend:
                 out.update(self._still_failing(task, out))
         return out
 
-    def text_problem(self, field: str, value: object, lang: str) -> str | None:
+    def text_problem(self, field: str, value: object, lang: str, transcript: str = "") -> str | None:
         """Why an LLM's open-field phrase is not a description (copied instructions, a value
         list, a repeated sentence), or None."""
         if field not in FREE_TEXT_FIELDS or field not in self.llm_fields or not isinstance(value, str):
             return None
-        facts = free_text.TextFacts(values={}, lang=lang, instructions=instruction_text(lang))
+        facts = free_text.TextFacts(values={}, lang=lang, transcript=transcript, instructions=instruction_text(lang))
         found = free_text.problem(field, value, facts)
-        return found[1] if found and found[0] in ("copied", "list", "repeat", "bare") else None
+        return found[1] if found and found[0] in ("copied", "list", "repeat", "bare", "quote") else None
 
     def _still_failing(self, task: LabelTask, out: dict[str, Prediction]) -> dict[str, Prediction]:
         """A relabel whose phrase the free-text checks still reject gives way to the rules'
         value (the request already told the LLM why; the loop's budget is for level fields)."""
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
-        bad = [f for f, p in out.items() if p.status != "failed" and self.text_problem(f, p.value, lang)]
+        text = task.segment.text
+        bad = [f for f, p in out.items() if p.status != "failed" and self.text_problem(f, p.value, lang, text)]
         if not bad:
             return {}
         got = self.rules.label(replace(task, fields=bad, audio_wav=None))
@@ -199,7 +200,7 @@ class RoutedBackend:
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         for f, v in list(verdicts.items()):
             pred = task.predictions.get(f)
-            why = self.text_problem(f, pred.value, lang) if v.accepted and pred is not None else None
+            why = self.text_problem(f, pred.value, lang, task.segment.text) if v.accepted and pred else None
             if why:
                 verdicts[f] = v = Verdict(task.segment.key, f, task.round, False, reason=why, request=why)
         for f, v in verdicts.items():
