@@ -68,6 +68,10 @@ def test_each_check_names_its_problem_and_natural_text_passes():
     # Quoting the transcript word for word.
     said = "Was he a bad man, then, in your opinion?"
     assert kind("caption", "Her light voice asks: was he a bad man then.", facts(transcript=said)) == "quote"
+    # A name the turn mentions is not a quote ("about Mr. John Dashwood": three of the four words are names).
+    asked = "Tell me about Mr. John Dashwood."
+    assert not ft.quotes_transcript("She is talking about Mr. John Dashwood.", asked)
+    assert ft.quotes_transcript("She says tell me about him.", "Tell me about him, please.")
     # An opening another caption of the recording already used (soft: kept when no retry fixes it).
     used = ft.openings_of(["The speaker is a young adult female with a clear voice."])
     again = "The speaker is a young woman whose light voice lifts at the end."

@@ -116,11 +116,23 @@ def _grams(seq: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)}
 
 
+def _names(transcript: str) -> set[str]:
+    """Words the transcript capitalizes inside a sentence (names, titles: "Mr. John Dashwood")."""
+    out = set()
+    for sent in sentences(transcript):
+        words = re.findall(r"[\w']+", sent)
+        out.update(w.lower() for w in words[1:] if w[:1].isupper())
+    return out
+
+
 def quotes_transcript(sentence: str, transcript: str) -> bool:
-    """Whether `sentence` repeats ECHO_WORDS consecutive transcript words (CJK: ECHO_CHARS)."""
+    """Whether `sentence` repeats ECHO_WORDS consecutive transcript words (CJK: ECHO_CHARS), at
+    least two of them not names: "talking about Mr. John Dashwood" names a person, it does not
+    restate the turn (the 1.5B's caption was refused three times for it)."""
     said = units(transcript)
     n = ECHO_CHARS if has_cjk(transcript or "") else ECHO_WORDS
-    spans = _grams(said, n)
+    names = set() if has_cjk(transcript or "") else _names(transcript)
+    spans = {g for g in _grams(said, n) if sum(w not in names for w in g) >= 2}
     return bool(spans) and bool(_grams(units(sentence), n) & spans)
 
 
