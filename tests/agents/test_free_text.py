@@ -161,8 +161,17 @@ def test_a_rejected_text_is_asked_again_with_the_reason_then_falls_back_to_the_r
     assert "twice" in second and "She is asking a question" in second and good_cap in second
     assert bodies[1].get("temperature", 0) == 0  # the prompt changed: no hotter (irreproducible) retry
     # Still failing after the bounded retries (3 calls): the rules write it.
-    out, bodies = _compose([{"caption": "He speaks slowly.", "contextual_inference": good_ctx}])
+    out, bodies = _compose(
+        [
+            {"caption": "He speaks slowly.", "contextual_inference": good_ctx},
+            {"caption": "He speaks slowly and low."},
+            {"caption": "His voice is slow."},
+        ]
+    )
     assert len(bodies) == 3 and out == {"caption": "rules caption.", "contextual_inference": good_ctx}
+    # The rejected text answered again unchanged: no further retry (it would repeat), the rules write it.
+    out, bodies = _compose([{"caption": "He speaks slowly.", "contextual_inference": good_ctx}])
+    assert len(bodies) == 2 and out["caption"] == "rules caption."
 
 
 def test_a_caption_opening_like_an_earlier_one_is_asked_to_vary_and_kept_if_it_cannot():
@@ -174,7 +183,7 @@ def test_a_caption_opening_like_an_earlier_one_is_asked_to_vary_and_kept_if_it_c
     assert out["caption"] == varied and "the speaker is a" in bodies[0]["messages"][-1]["content"]
     assert "already used" in bodies[1]["messages"][-1]["content"]
     out, bodies = _compose([{"caption": same, "contextual_inference": ctx}], earlier=earlier)
-    assert len(bodies) == 3 and out["caption"] == same  # soft: better than the rules' fixed frame
+    assert len(bodies) == 2 and out["caption"] == same  # soft: kept; the same answer again ends the retries
 
 
 class ScriptedLLM:

@@ -437,6 +437,7 @@ class OpenAIBackend:
         opts = self.options
         revisions: dict[str, tuple[str, str]] = {}
         kept: dict[str, str] = {}  # texts with only a soft problem, in case no retry fixes it
+        stuck: dict[str, tuple[str, str]] = {}  # {field: (text, kind)} answered again unchanged
         accepted: dict[str, str] = {}
         used = free_text.openings_of(task.earlier_captions)
         instructions = prompts.instruction_text(lang)
@@ -470,6 +471,12 @@ class OpenAIBackend:
                     used_openings=used,
                 )
                 found = free_text.problem(k, good[k], facts)
+                if found and revisions.get(k, ("",))[0] == good[k]:
+                    # The same text again: at this temperature every retry would repeat it (the
+                    # 1.5B did, three times); stop asking and let the fallback decide.
+                    stuck[k] = (good[k], found[0])
+                    accepted.pop(k, None)
+                    continue
                 if found:
                     kind, why = found
                     log.info("composed %s of %s rejected (%s): %r", k, task.segment.key, kind, good[k])
@@ -496,6 +503,9 @@ class OpenAIBackend:
             hotter_retries=False,
             sampling=opts.compose_sampling,
         )
+        for k, (_text, kind) in stuck.items():  # answered with the rejected text again: not a good one
+            del good[k]
+            failed[k] = f"the same text was rejected again ({kind})"
         for k in [k for k in failed if k in kept]:
             good[k] = kept[k]
             del failed[k]
