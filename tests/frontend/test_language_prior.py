@@ -18,8 +18,10 @@ class _WindowAsr:
 
     name = "scripted-windows"
 
-    def __init__(self, langs):
+    def __init__(self, langs, truth=None, skip_in_windows=()):
         self.langs = langs
+        self.truth = truth or {}  # index -> the language really spoken (words fit it best)
+        self.skip = set(skip_in_windows)  # segments whose words a window of several drops
 
     def _first(self, clip):
         return int(np.round(clip[clip > 0] * 100).astype(int).min()) - 1
@@ -31,11 +33,14 @@ class _WindowAsr:
     def decode(self, clip, language):
         lang = language or self.langs[self._first(clip)][0]
         vals = np.round(clip * 100).astype(int)
-        words = [
-            RawWord(f" {lang}{int(vals[i : i + SR].max()) - 1}", i / SR + 0.1, i / SR + 0.9, 0.9)
-            for i in range(0, len(clip), SR)
-            if vals[i : i + SR].max() > 0
-        ]
+        covered = set(np.unique(vals[vals > 0]) - 1)
+        words = []
+        for i in range(0, len(clip), SR):
+            k = int(vals[i : i + SR].max()) - 1
+            if k < 0 or (k in self.skip and len(covered) > 1):
+                continue
+            p = 0.9 if self.truth.get(k, lang) == lang else 0.3
+            words.append(RawWord(f" {lang}{k}", i / SR + 0.1, i / SR + 0.9, p))
         return Decoded(lang, 0.9, [Piece(0.0, len(clip) / SR, "".join(w.text for w in words), words, -0.2, 1.2, 0.05)])
 
 
@@ -81,3 +86,29 @@ def test_a_voice_identified_alone_keeps_its_language():
     assert [s.language for s in segs] == ["en", "nl"] * 3
     assert all(w.text.startswith("nl") for s in segs[1::2] for w in s.words)  # decoded in Dutch, not moved
     assert all(w.text.startswith("en") for s in segs[::2] for w in s.words)
+
+
+def test_a_move_is_refused_when_the_words_fit_the_own_language_better():
+    # B speaks English (5 s, 0.9) and one Dutch turn identified at 0.65: not established (B's own
+    # voice is mostly English, one stretch), so the prior tries English; decoded in English the
+    # turn's words are far less likely (0.3 vs 0.9): it stays Dutch. Same ids, but the turn really
+    # English (English words fit): moved.
+    turns = [("A", 4), ("B", 5), ("B", 3), ("A", 4)]
+    ids = {0: ("en", 0.9), 1: ("en", 0.9), 2: ("nl", 0.65), 3: ("en", 0.9)}
+    audio, segs = _conversation(turns)
+    stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "nl"}))
+    assert [s.language for s in segs] == ["en", "en", "nl", "en"]
+    assert segs[2].text.startswith("nl2") and stats["asr_language_prior_refused"] == 1
+    audio, segs = _conversation(turns)
+    stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "en"}))
+    assert [s.language for s in segs] == ["en"] * 4 and stats["asr_language_prior"] == 1
+
+
+def test_a_turn_the_window_decode_skipped_is_decoded_alone():
+    # One voice repeating itself: the window's decode drops turn 1's words (Whisper skips a turn
+    # that repeats); its own language id confirms English, so it is decoded alone and filled.
+    audio, segs = _conversation([("A", 3), ("A", 3), ("A", 3)])
+    asr = _WindowAsr({0: ("en", 0.95), 1: ("en", 0.95), 2: ("en", 0.95)}, skip_in_windows={1})
+    stats = transcribe(audio, SR, segs, AsrConfig(), backend=asr)
+    assert stats["asr_spans"] == 1 and stats["asr_refilled"] == 1
+    assert [w.text for w in segs[1].words] == ["en1"] * 3

@@ -69,6 +69,8 @@ class AsrStats:
     mixed_spans: int = 0
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
+    language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
+    refilled_segments: int = 0  # segments the window's decode left (nearly) empty, decoded alone
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
     decodes: int = 0  # backend decode calls: spans + the re-decodes above
     decoded_s: float = 0.0  # audio seconds sent to decoding (re-decodes included)
@@ -83,6 +85,8 @@ class AsrStats:
             "asr_mixed_spans": self.mixed_spans,
             "asr_redecoded": self.redecoded_segments,
             "asr_language_prior": self.language_prior,
+            "asr_language_prior_refused": self.language_prior_refused,
+            "asr_refilled": self.refilled_segments,
             "asr_dropped": dict(self.dropped_pieces),
         }
 
@@ -240,14 +244,46 @@ def _script_mismatch(text: str, language: str) -> bool:
     return cjk > 0
 
 
+def _too_few_words(seg: Segment) -> bool:
+    return len(seg.words) < 0.6 * seg.duration
+
+
 def _suspect(seg: Segment) -> bool:
     """Decoded words that do not look like this segment's speech in the span's language:
     unusually uncertain, or far too few for its duration (Whisper skips speech it cannot
-    fit to the forced language)."""
+    fit to the forced language, and in a packed window sometimes a turn that repeats)."""
     words = seg.words
-    if len(words) < 0.6 * seg.duration:
+    if _too_few_words(seg):
         return True
     return len(words) >= 3 and float(np.mean([w.probability for w in words])) < 0.45
+
+
+def _fit(seg: Segment) -> float:
+    """How well the decoded words fit the audio: mean log word probability (no words: -inf).
+    Decoding in the wrong language gives less likely words (measured on the real-voice calls:
+    Dutch turns decoded as Dutch vs as English or Portuguese, Allison's English as English vs
+    Portuguese or Dutch: the true language fits better in 11 of 14 segments, 1 tie)."""
+    if not seg.words:
+        return float("-inf")
+    return float(np.mean([np.log(max(w.probability, 1e-3)) for w in seg.words]))
+
+
+@dataclass(frozen=True)
+class _Decoding:
+    """A segment's transcript, kept to be restored when a second decode turns out worse."""
+
+    text: str
+    words: list
+    language: str | None
+    language_probability: float | None
+
+    @classmethod
+    def of(cls, seg: Segment) -> _Decoding:
+        return cls(seg.text, list(seg.words), seg.language, seg.language_probability)
+
+    def restore(self, seg: Segment) -> None:
+        seg.text, seg.words = self.text, self.words
+        seg.language, seg.language_probability = self.language, self.language_probability
 
 
 class _Transcriber:
@@ -312,6 +348,15 @@ class _Transcriber:
         if own.language == span_language:
             # The segment's own clip confirms the span's language: evidence of it heard here.
             self.heard.append(Heard((seg.key,), own.language, float(own.probability), packed.seconds))
+            if _too_few_words(seg):
+                # The window's decode skipped this segment's speech: decode it alone (the
+                # encoder pass of the language id just run is reused); keep the more complete.
+                before = _Decoding.of(seg)
+                self.decode_group([seg], own)
+                if len(seg.words) <= len(before.words):
+                    before.restore(seg)
+                else:
+                    self.stats.refilled_segments += 1
             return
         if own.probability < 0.5:
             return
@@ -356,8 +401,15 @@ class _Transcriber:
             target = max(sorted(pool), key=lambda k: pool[k])
             moves.append((seg, LanguageGuess(target, round(min(0.9, pool[target] / sum(pool.values())), 3))))
         for seg, guess in moves:
-            self.stats.language_prior += 1
+            before, fit = _Decoding.of(seg), _fit(seg)
             self.decode_group([seg], guess)
+            if _fit(seg) < fit:
+                # Decoded in the prior's language the words fit worse than in the segment's own:
+                # strong evidence of its own, so it keeps its language and transcript.
+                before.restore(seg)
+                self.stats.language_prior_refused += 1
+                continue
+            self.stats.language_prior += 1
 
     def process(self, group: list[Segment]) -> None:
         self.stats.spans += 1
