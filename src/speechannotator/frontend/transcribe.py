@@ -1,18 +1,24 @@
 """Stage 5, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
-`chunk` mode (default) decodes consecutive segments together and gives each word to the
-segment holding it: one Whisper encoder pass per window instead of one per segment (Whisper
-pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's own VAD filter, a
-window holds only speech: the segments' audio is packed back to back (a pause longer than
-`pack_gap_s` is shortened to it) up to `chunk_s` of audio, and the decoded times are mapped
-back to the recording. Language id runs on the same encoder pass as the decode (the backend
-reuses it). Language is identified per span, so code-switching is handled in two cheap checks:
+`chunk` mode (default) decodes consecutive segments of one speaker together (`pack_by`) and
+gives each word to the segment holding it: one Whisper encoder pass per window instead of one
+per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's
+own VAD filter, a window holds only speech: the segments' audio is packed back to back (a
+pause longer than `pack_gap_s` is shortened to it, never reaching into another voice's
+segment) up to `chunk_s` of audio, and the decoded times are mapped back to the recording.
+One voice per window keeps one language per window in a call between languages. Language
+id runs on the same encoder pass as the decode (the backend reuses it). Language is
+identified per span, so code-switching is handled in two cheap checks:
 
 - a span whose language id is split (runner-up language above `mixed_span_probability`) is
   decoded segment by segment, each with its own language;
 - after a span is decoded, a segment whose text is in the wrong script for the span's
   language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
-  uncertain gets its own language id and, when that differs, is re-decoded alone.
+  uncertain gets its own language id and, when that differs, is re-decoded alone (when it
+  agrees and the span left the segment nearly empty, it is decoded alone in that language).
+
+Last, the recording-level language prior (`settle_languages`) moves a segment out of a
+language the recording gives no real evidence of.
 
 `segment` mode decodes every segment alone. Whisper's language id is unreliable under
 ~1.5 s (docs/models.md): short spans and segments take their speaker's language (else the
