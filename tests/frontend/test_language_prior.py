@@ -36,9 +36,10 @@ class _WindowAsr:
         covered = set(np.unique(vals[vals > 0]) - 1)
         words = []
         for i in range(0, len(clip), SR):
-            k = int(vals[i : i + SR].max()) - 1
-            if k < 0 or (k in self.skip and len(covered) > 1):
+            here = set(np.unique(vals[i : i + SR]) - 1) - {-1}
+            if not here or (here & self.skip and len(covered) > 1):
                 continue
+            k = max(here)
             p = 0.9 if self.truth.get(k, lang) == lang else 0.3
             words.append(RawWord(f" {lang}{k}", i / SR + 0.1, i / SR + 0.9, p))
         return Decoded(lang, 0.9, [Piece(0.0, len(clip) / SR, "".join(w.text for w in words), words, -0.2, 1.2, 0.05)])

@@ -15,7 +15,7 @@ identified per span, so code-switching is handled in two cheap checks:
 - after a span is decoded, a segment whose text is in the wrong script for the span's
   language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
   uncertain gets its own language id and, when that differs, is re-decoded alone (when it
-  agrees and the span left the segment nearly empty, it is decoded alone in that language).
+  agrees and the span left the segment without words, it is decoded alone in that language).
 
 Last, the recording-level language prior (`settle_languages`) moves a segment out of a
 language the recording gives no real evidence of.
@@ -76,7 +76,7 @@ class AsrStats:
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
-    refilled_segments: int = 0  # segments the window's decode left (nearly) empty, decoded alone
+    refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
     decodes: int = 0  # backend decode calls: spans + the re-decodes above
     decoded_s: float = 0.0  # audio seconds sent to decoding (re-decodes included)
@@ -250,16 +250,12 @@ def _script_mismatch(text: str, language: str) -> bool:
     return cjk > 0
 
 
-def _too_few_words(seg: Segment) -> bool:
-    return len(seg.words) < 0.6 * seg.duration
-
-
 def _suspect(seg: Segment) -> bool:
     """Decoded words that do not look like this segment's speech in the span's language:
     unusually uncertain, or far too few for its duration (Whisper skips speech it cannot
     fit to the forced language, and in a packed window sometimes a turn that repeats)."""
     words = seg.words
-    if _too_few_words(seg):
+    if len(words) < 0.6 * seg.duration:
         return True
     return len(words) >= 3 and float(np.mean([w.probability for w in words])) < 0.45
 
@@ -354,7 +350,7 @@ class _Transcriber:
         if own.language == span_language:
             # The segment's own clip confirms the span's language: evidence of it heard here.
             self.heard.append(Heard((seg.key,), own.language, float(own.probability), packed.seconds))
-            if _too_few_words(seg):
+            if not seg.words:
                 # The window's decode skipped this segment's speech: decode it alone (the
                 # encoder pass of the language id just run is reused); keep the more complete.
                 before = _Decoding.of(seg)
