@@ -265,7 +265,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME:FIELD=VALUE,...",
-        help="also a row with these diarization settings changed, e.g. before:split_similarity=None",
+        help="also a row with these settings changed (diarization fields, vad.FIELD), e.g. lowvad:vad.threshold=0.2",
     )
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
@@ -297,13 +297,16 @@ def main() -> None:
         )
     for v in args.variant:
         name, _, fields = v.partition(":")
-        update = {}
+        update: dict[str, dict] = {"diarization": {}, "vad": {}}
         for item in filter(None, fields.split(",")):
             key, _, value = item.partition("=")
-            update[key] = (
+            section, _, field = key.rpartition(".")  # "vad.threshold"; a bare field is a diarization one
+            update[section or "diarization"][field] = (
                 None if value == "None" else json.loads(value.lower() if value in ("True", "False") else value)
             )
-        systems.append((name, cfg.model_copy(update={"diarization": cfg.diarization.model_copy(update=update)})))
+        systems.append(
+            (name, cfg.model_copy(update={k: getattr(cfg, k).model_copy(update=u) for k, u in update.items()}))
+        )
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:

@@ -95,6 +95,25 @@ def test_words_stay_inside_their_segment():
     assert all(seg.start <= w.start <= w.end <= seg.end for w in seg.words)
 
 
+def test_reference_voice_excludes_a_noise_floor_and_rumble():
+    """The builder's voiced reference: a steady hiss 26 dB under the speech (as in codec2's mmt1) and
+    rumble under 80 Hz (as in ARCTIC awb) before and after a voiced stretch are not voice."""
+    rng = np.random.default_rng(0)
+    t = np.arange(3 * SR) / SR
+    voice = 0.5 * np.sign(np.sin(2 * np.pi * 140 * t)) * ((t >= 1.0) & (t < 2.0))  # 1 s of a buzzy "vowel"
+    hiss = rng.normal(0, 0.5 * 10 ** (-26 / 20), len(t))
+    rumble = 0.5 * 10 ** (-30 / 20) * np.sin(2 * np.pi * 12 * t) * ((t < 1.0) | (t >= 2.0))
+    clip = (voice + rumble).astype(np.float32)
+    # Rumble alone around the voice: energy is measured above 80 Hz, so only the voiced second is left.
+    (a, b), *rest = rv.voiced_stretches(clip)
+    assert not rest and abs(a / SR - 1.0) < 0.05 and abs(b / SR - 2.0) < 0.05
+    # Hiss at -26 dB everywhere: within 35 dB of the peak, yet at the source's noise floor.
+    noisy = (voice + hiss).astype(np.float32)
+    assert len(rv.voiced_stretches(noisy)) == 1 and rv.voiced_stretches(noisy)[0] == (0, len(noisy))
+    (a, b), *rest = rv.voiced_stretches(noisy, floor_db=rv.noise_floor_db(noisy))
+    assert not rest and abs(a / SR - 1.0) < 0.05 and abs(b / SR - 2.0) < 0.05
+
+
 @pytest.fixture(scope="module")
 def telephone_pair():
     """Two women on a telephone line: Allison and the Dutch actress (a same-gender pair; the old

