@@ -102,6 +102,33 @@ def segment_stats(segments, max_len: float) -> dict:
     }
 
 
+def language_stats(conv: rv.Conversation, segments) -> dict:
+    """Languages of the transcribed segments against the recording: segments in a language no
+    other segment of the recording has (`lang_alone`), in a language none of its voices speaks
+    (`lang_foreign`), and seconds labelled otherwise than the language of the voice they
+    overlap most (`lang_wrong_s`, of `lang_s`)."""
+    spoken = {rv.VOICES[v].language for v in conv.voices}
+    said = [s for s in segments if s.language and s.text]
+    count: dict[str, int] = {}
+    for s in said:
+        count[s.language] = count.get(s.language, 0) + 1
+    wrong = 0.0
+    for s in said:
+        overlap: dict[str, float] = {}
+        for u in conv.utterances:
+            o = min(s.end, u.end) - max(s.start, u.start)
+            if o > 0:
+                overlap[u.speaker] = overlap.get(u.speaker, 0.0) + o
+        if overlap and rv.VOICES[max(sorted(overlap), key=overlap.get)].language != s.language:
+            wrong += s.end - s.start
+    return {
+        "lang_alone": sum(count[s.language] == 1 for s in said),
+        "lang_foreign": sum(s.language not in spoken for s in said),
+        "lang_wrong_s": round(wrong, 2),
+        "lang_s": round(sum(s.end - s.start for s in said), 2),
+    }
+
+
 def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> dict:
     """VAD + diarization only (no ASR): the speaker side of the timeline, fast enough for long files."""
     from speechannotator.frontend.diarize import run_diarization
@@ -159,6 +186,7 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
         "text": text_scores(conv, res.segments),
         "word_splits": res.info.get("word_change_splits", 0),
         **segment_stats(res.segments, cfg.max_segment_s),
+        **language_stats(conv, res.segments),
     }
     return row
 
@@ -193,6 +221,9 @@ def summarize(rows: list[dict]) -> dict:
         if txt:
             out["cpwer_over_wer"] = round(out["cpwer"] / max(out["wer"], 1e-9), 2)
         out["over_max"] = sum(r["over_max"] for r in sub)
+        for k in ("lang_alone", "lang_foreign", "lang_wrong_s", "lang_s"):
+            if any(k in r for r in sub):
+                out[k] = round(sum(r.get(k, 0) for r in sub), 2)
         out["seg_max"] = max(r["seg_max"] for r in sub)
         return out
 

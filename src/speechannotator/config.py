@@ -94,6 +94,9 @@ class AsrConfig(_Section):
     # Chunk mode packs the segments' speech back to back: a pause longer than this is shortened
     # to it (faster-whisper's VAD filter does the same with its own padding).
     pack_gap_s: float = 0.4
+    # What one window holds: consecutive segments of one speaker ("speaker"; a window then has one
+    # voice and, in a call between languages, one language), or consecutive segments ("time").
+    pack_by: Literal["speaker", "time"] = "speaker"
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

@@ -99,3 +99,22 @@ def test_language_id_and_decode_share_one_encoder_pass():
         )
         < 0.25
     )
+
+
+def test_windows_hold_one_voice_and_margins_stop_at_other_voices():
+    # Quick handoffs: A, B 0.1 s later, A 0.05 s after B; a window per voice, and the pause margins
+    # (0.2 s each side) stop where the other voice's segment begins.
+    turns = [(1.0, 3.0, "A"), (3.1, 5.0, "B"), (5.05, 7.0, "A"), (9.0, 11.0, "B")]
+    segs = [_seg(i, a, b, spk) for i, (a, b, spk) in enumerate(turns)]
+    groups = _chunks(segs, 28.0, SR, 0.4, by_speaker=True)
+    assert [[s.key for s in g] for g in groups] == [["seg_00000", "seg_00002"], ["seg_00001", "seg_00003"]]
+    assert pack(groups[0], SR, 0.4, others=[segs[1], segs[3]]).pieces == ((16000, 49600), (80000, 112000))
+    assert len(_chunks(segs, 28.0, SR, 0.4)) == 1  # by time: one window of both voices
+    audio = np.zeros(12 * SR, np.float32)
+    for i, (a, b, _) in enumerate(turns):
+        audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
+    asr = _RunsAsr()
+    stats = transcribe(audio, SR, segs, AsrConfig(pack_by="speaker"), backend=asr)
+    assert stats["asr_decodes"] == 2
+    for i, s in enumerate(segs):  # no sample of the other voice reached a window
+        assert [w.text for w in s.words] == [f"w{i + 1}"], (s.key, [w.text for w in s.words])

@@ -1,18 +1,24 @@
 """Stage 5, ASR over the segment table: language id, code-switching, hallucination filter, timestamps.
 
-`chunk` mode (default) decodes consecutive segments together and gives each word to the
-segment holding it: one Whisper encoder pass per window instead of one per segment (Whisper
-pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's own VAD filter, a
-window holds only speech: the segments' audio is packed back to back (a pause longer than
-`pack_gap_s` is shortened to it) up to `chunk_s` of audio, and the decoded times are mapped
-back to the recording. Language id runs on the same encoder pass as the decode (the backend
-reuses it). Language is identified per span, so code-switching is handled in two cheap checks:
+`chunk` mode (default) decodes consecutive segments of one speaker together (`pack_by`) and
+gives each word to the segment holding it: one Whisper encoder pass per window instead of one
+per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's
+own VAD filter, a window holds only speech: the segments' audio is packed back to back (a
+pause longer than `pack_gap_s` is shortened to it, never reaching into another voice's
+segment) up to `chunk_s` of audio, and the decoded times are mapped back to the recording.
+One voice per window keeps one language per window in a call between languages. Language
+id runs on the same encoder pass as the decode (the backend reuses it). Language is
+identified per span, so code-switching is handled in two cheap checks:
 
 - a span whose language id is split (runner-up language above `mixed_span_probability`) is
   decoded segment by segment, each with its own language;
 - after a span is decoded, a segment whose text is in the wrong script for the span's
   language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
-  uncertain gets its own language id and, when that differs, is re-decoded alone.
+  uncertain gets its own language id and, when that differs, is re-decoded alone (when it
+  agrees and the span left the segment without words, it is decoded alone in that language).
+
+Last, the recording-level language prior (`settle_languages`) moves a segment out of a
+language the recording gives no real evidence of.
 
 `segment` mode decodes every segment alone. Whisper's language id is unreliable under
 ~1.5 s (docs/models.md): short spans and segments take their speaker's language (else the
@@ -69,6 +75,8 @@ class AsrStats:
     mixed_spans: int = 0
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
+    language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
+    refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
     decodes: int = 0  # backend decode calls: spans + the re-decodes above
     decoded_s: float = 0.0  # audio seconds sent to decoding (re-decodes included)
@@ -83,6 +91,8 @@ class AsrStats:
             "asr_mixed_spans": self.mixed_spans,
             "asr_redecoded": self.redecoded_segments,
             "asr_language_prior": self.language_prior,
+            "asr_language_prior_refused": self.language_prior_refused,
+            "asr_refilled": self.refilled_segments,
             "asr_dropped": dict(self.dropped_pieces),
         }
 
@@ -105,6 +115,16 @@ class _Languages:
             return None
         lang, w = pool.most_common(1)[0]
         return LanguageGuess(lang, round(min(0.9, w / sum(pool.values())), 3))
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One language observation: the segments a clip covered, the language, its probability, the clip's seconds."""
+
+    keys: tuple[str, ...]
+    language: str
+    probability: float
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -134,13 +154,16 @@ class Packed:
         return (self.pieces[-1][1] + n) / self.sr
 
 
-def pack(segments: list[Segment], sr: int, keep_gap: float) -> Packed:
+def pack(segments: list[Segment], sr: int, keep_gap: float, others: list[Segment] | tuple = ()) -> Packed:
     """The segments' audio back to back: overlapping or close segments (gap <= keep_gap) stay one
     piece; a longer pause is shortened to keep_gap (half of it kept on each side, so a word cut
-    short by a tight segment edge keeps its tail)."""
+    short by a tight segment edge keeps its tail). `others` are the recording's segments not in
+    this clip (other speakers' turns between these): a margin stops where one begins, and two
+    pieces with one between them stay apart, so no other voice enters the clip."""
+    foreign = sorted((o.start, o.end) for o in others)
     spans: list[list[float]] = []
     for s in sorted(segments, key=lambda s: s.start):
-        if spans and s.start - spans[-1][1] <= keep_gap:
+        if spans and s.start - spans[-1][1] <= keep_gap and not _between(foreign, spans[-1][1], s.start):
             spans[-1][1] = max(spans[-1][1], s.end)
         else:
             spans.append([s.start, s.end])
@@ -148,9 +171,25 @@ def pack(segments: list[Segment], sr: int, keep_gap: float) -> Packed:
     last = len(spans) - 1
     pieces = []
     for i, (a, b) in enumerate(spans):
-        a, b = (a - half if i else a), (b + half if i < last else b)
-        pieces.append((max(0, int(round(a * sr))), int(round(b * sr))))
+        lo = a - min(half, _free_before(foreign, a)) if i else a
+        hi = b + min(half, _free_after(foreign, b)) if i < last else b
+        pieces.append((max(0, int(round(lo * sr))), int(round(hi * sr))))
     return Packed(tuple(pieces), sr)
+
+
+def _between(foreign: list[tuple[float, float]], a: float, b: float) -> bool:
+    return any(fa < b and fb > a for fa, fb in foreign)
+
+
+def _free_before(foreign: list[tuple[float, float]], t: float) -> float:
+    """Seconds of no other segment just before time t (0 when one overlaps t)."""
+    ends = [fb for fa, fb in foreign if fa < t]
+    return max(0.0, t - max(ends)) if ends else float("inf")
+
+
+def _free_after(foreign: list[tuple[float, float]], t: float) -> float:
+    starts = [fa for fa, fb in foreign if fb > t]
+    return max(0.0, min(starts) - t) if starts else float("inf")
 
 
 def _words_to_segments(
@@ -214,22 +253,56 @@ def _script_mismatch(text: str, language: str) -> bool:
 def _suspect(seg: Segment) -> bool:
     """Decoded words that do not look like this segment's speech in the span's language:
     unusually uncertain, or far too few for its duration (Whisper skips speech it cannot
-    fit to the forced language)."""
+    fit to the forced language, and in a packed window sometimes a turn that repeats)."""
     words = seg.words
     if len(words) < 0.6 * seg.duration:
         return True
     return len(words) >= 3 and float(np.mean([w.probability for w in words])) < 0.45
 
 
+def _fit(seg: Segment) -> float:
+    """How well the decoded words fit the audio: mean log word probability (no words: -inf).
+    Decoding in the wrong language gives less likely words (measured on the real-voice calls:
+    Dutch turns decoded as Dutch vs as English or Portuguese, Allison's English as English vs
+    Portuguese or Dutch: the true language fits better in 11 of 14 segments, 1 tie)."""
+    if not seg.words:
+        return float("-inf")
+    return float(np.mean([np.log(max(w.probability, 1e-3)) for w in seg.words]))
+
+
+@dataclass(frozen=True)
+class _Decoding:
+    """A segment's transcript, kept to be restored when a second decode turns out worse."""
+
+    text: str
+    words: list
+    language: str | None
+    language_probability: float | None
+
+    @classmethod
+    def of(cls, seg: Segment) -> _Decoding:
+        return cls(seg.text, list(seg.words), seg.language, seg.language_probability)
+
+    def restore(self, seg: Segment) -> None:
+        seg.text, seg.words = self.text, self.words
+        seg.language, seg.language_probability = self.language, self.language_probability
+
+
 class _Transcriber:
-    def __init__(self, audio: np.ndarray, sr: int, cfg: AsrConfig, backend: AsrBackend):
+    def __init__(self, audio: np.ndarray, sr: int, cfg: AsrConfig, backend: AsrBackend, segments: list[Segment]):
         self.audio, self.sr, self.cfg, self.backend = audio, sr, cfg, backend
+        self.segments = sorted(segments, key=lambda s: s.start)
         self.langs = _Languages()
         self.stats = AsrStats()
-        self.decodes: list[tuple[list[str], str, float, float]] = []  # (segment keys, language, probability, seconds)
+        self.heard: list[Heard] = []  # every language observation: decodes and per-segment checks
 
     def packed(self, group: list[Segment]) -> Packed:
-        return pack(group, self.sr, self.cfg.pack_gap_s)
+        if len(group) == 1:
+            return pack(group, self.sr, self.cfg.pack_gap_s)
+        keys = {s.key for s in group}
+        lo, hi = min(s.start for s in group), max(s.end for s in group)
+        others = _inside([s for s in self.segments if s.key not in keys], lo, hi)
+        return pack(group, self.sr, self.cfg.pack_gap_s, others)
 
     def guess(self, group: list[Segment], allow_short: bool = False) -> LanguageGuess | None:
         if self.cfg.language:
@@ -248,7 +321,7 @@ class _Transcriber:
         lang = guess.language if guess else dec.language
         prob = guess.probability if guess else dec.language_probability
         buckets = _words_to_segments(dec, packed, group, self.cfg, self.stats)
-        self.decodes.append(([s.key for s in group], lang, float(prob), packed.seconds))
+        self.heard.append(Heard(tuple(s.key for s in group), lang, float(prob), packed.seconds))
         for s in group:
             _fill(s, buckets[s.key], 0.0, lang, prob)
             if s.duration >= MIN_LID_SECONDS * 0.5:
@@ -271,10 +344,23 @@ class _Transcriber:
             if dec.language and dec.language != span_language:
                 self.stats.redecoded_segments += 1
                 buckets = _words_to_segments(dec, packed, [seg], self.cfg, self.stats)
-                self.decodes.append(([seg.key], dec.language, float(dec.language_probability), packed.seconds))
+                self.heard.append(Heard((seg.key,), dec.language, float(dec.language_probability), packed.seconds))
                 _fill(seg, buckets[seg.key], 0.0, dec.language, dec.language_probability)
             return
-        if own.language == span_language or own.probability < 0.5:
+        if own.language == span_language:
+            # The segment's own clip confirms the span's language: evidence of it heard here.
+            self.heard.append(Heard((seg.key,), own.language, float(own.probability), packed.seconds))
+            if not seg.words:
+                # The window's decode skipped this segment's speech: decode it alone (the
+                # encoder pass of the language id just run is reused); keep the more complete.
+                before = _Decoding.of(seg)
+                self.decode_group([seg], own)
+                if len(seg.words) <= len(before.words):
+                    before.restore(seg)
+                else:
+                    self.stats.refilled_segments += 1
+            return
+        if own.probability < 0.5:
             return
         self.stats.redecoded_segments += 1
         self.decode_group([seg], own)
@@ -292,27 +378,40 @@ class _Transcriber:
             self.settle_languages([s for g in groups for s in g])
 
     def settle_languages(self, segments: list[Segment]) -> None:
-        """The recording-level prior: a segment keeps a language only if that language is heard
-        confidently elsewhere in the recording (another decode of at least MIN_LID_SECONDS with
-        probability >= CONFIDENT_LID), or its own evidence is strong (STRONG_LID over at least
-        MIN_LID_SECONDS). Otherwise it is decoded again in its speaker's (else the recording's)
-        best-supported language. Code-switching survives: a confidently identified second
-        language stays."""
+        """The recording-level prior: a segment keeps its language when its own evidence is strong
+        (STRONG_LID over at least MIN_LID_SECONDS) or the language is established in the
+        recording (`_established`); otherwise it is decoded again in its speaker's (else the
+        recording's) best-supported established language. Every decision is taken from the
+        evidence as it stands after decoding, before any move, so one move cannot make the next
+        (a language id of one window, however uncertain, once pulled a whole call into a
+        language nobody spoke). Code-switching survives: a confidently identified second
+        language is established and stays."""
         by_key = {s.key: s for s in segments}
+        established = _established(self.heard, by_key)
+        moves: list[tuple[Segment, LanguageGuess]] = []
         for seg in sorted(segments, key=lambda s: s.start):
             lang = seg.language
-            if not lang or not seg.text:
+            if not lang or not seg.text or lang in established:
                 continue
-            strong = seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS
-            evidence = _evidence(self.decodes, by_key, exclude=seg.key)
-            if strong or evidence["overall"].get(lang, 0.0) > 0:
+            if seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS:
                 continue
-            pool = evidence["speaker"].get(seg.speaker) or evidence["overall"]
+            evidence = _evidence(self.heard, by_key, exclude=seg.key)
+            pool = {k: v for k, v in (evidence["speaker"].get(seg.speaker) or {}).items() if k in established}
+            pool = pool or {k: v for k, v in evidence["overall"].items() if k in established}
             if not pool:
                 continue
             target = max(sorted(pool), key=lambda k: pool[k])
+            moves.append((seg, LanguageGuess(target, round(min(0.9, pool[target] / sum(pool.values())), 3))))
+        for seg, guess in moves:
+            before, fit = _Decoding.of(seg), _fit(seg)
+            self.decode_group([seg], guess)
+            if _fit(seg) < fit:
+                # Decoded in the prior's language the words fit worse than in the segment's own:
+                # strong evidence of its own, so it keeps its language and transcript.
+                before.restore(seg)
+                self.stats.language_prior_refused += 1
+                continue
             self.stats.language_prior += 1
-            self.decode_group([seg], LanguageGuess(target, round(min(0.9, pool[target] / sum(pool.values())), 3)))
 
     def process(self, group: list[Segment]) -> None:
         self.stats.spans += 1
@@ -335,33 +434,94 @@ class _Transcriber:
             self.decode_group([s], own)
 
 
-def _evidence(decodes: list[tuple[list[str], str, float, float]], by_key: dict[str, Segment], exclude: str) -> dict:
-    """Confident language evidence (seconds x probability) overall and per speaker, from the
-    decodes that do not include segment `exclude` (its own span would vouch for itself)."""
+def _support(heard: list[Heard], by_key: dict[str, Segment], exclude: str | None = None):
+    """Confident language evidence (seconds x probability) per observation that does not cover
+    segment `exclude` (a segment's own language id would vouch for itself). Only the language
+    each segment still has counts (a later re-decode may have changed it)."""
+    for h in heard:
+        if (exclude is not None and exclude in h.keys) or h.probability < CONFIDENT_LID or h.seconds < MIN_LID_SECONDS:
+            continue
+        for k in h.keys:
+            seg = by_key.get(k)
+            if seg is not None and seg.language == h.language:
+                yield h, seg, seg.duration * h.probability
+
+
+def _evidence(heard: list[Heard], by_key: dict[str, Segment], exclude: str) -> dict:
+    """Confident language evidence overall and per speaker, from the observations that do not
+    cover segment `exclude`."""
     overall: Counter = Counter()
     speaker: dict[str, Counter] = {}
-    for keys, lang, prob, seconds in decodes:
-        if exclude in keys or prob < CONFIDENT_LID or seconds < MIN_LID_SECONDS:
-            continue
-        # Only the language each segment still has counts (a later re-decode may have changed it).
-        for k in keys:
-            seg = by_key.get(k)
-            if seg is None or seg.language != lang:
-                continue
-            overall[lang] += seg.duration * prob
-            speaker.setdefault(seg.speaker, Counter())[lang] += seg.duration * prob
+    for h, seg, w in _support(heard, by_key, exclude):
+        overall[h.language] += w
+        speaker.setdefault(seg.speaker, Counter())[h.language] += w
     return {"overall": overall, "speaker": speaker}
 
 
-def _chunks(segments: list[Segment], max_span: float, sr: int, keep_gap: float) -> list[list[Segment]]:
-    """Consecutive segments grouped so that their packed speech fits one Whisper window."""
+def _established(heard: list[Heard], by_key: dict[str, Segment]) -> set[str]:
+    """Languages the recording gives real evidence of:
+    - one strong observation (STRONG_LID over at least MIN_LID_SECONDS);
+    - confident observations of two separate stretches of speech (no segment in common);
+    - the most supported language of the recording;
+    - the most supported language of a speaker, counting only clips of that voice alone (a
+      window of one voice identifies that voice's language; a window of several voices reports
+      one language for all of them, which says little about each).
+    A language that one uncertain window of several voices alone reports is not established: it
+    may be the channel talking (8-kHz telephone English read as Portuguese), and it must not draw
+    other segments into it."""
+    support: Counter = Counter()
+    own_voice: dict[str, Counter] = {}
+    stretches: dict[str, list[frozenset[str]]] = {}
+    out: set[str] = set()
+    for h, seg, w in _support(heard, by_key):
+        support[h.language] += w
+        keys = frozenset(k for k in h.keys if by_key[k].language == h.language)
+        if len({by_key[k].speaker for k in h.keys}) == 1:
+            own_voice.setdefault(seg.speaker, Counter())[h.language] += w
+        if h.probability >= STRONG_LID:
+            out.add(h.language)
+        seen = stretches.setdefault(h.language, [])
+        if keys not in seen:
+            seen.append(keys)
+    for lang, seen in stretches.items():
+        if any(not (a & b) for i, a in enumerate(seen) for b in seen[i + 1 :]):
+            out.add(lang)
+    for pool in [support, *own_voice.values()]:
+        if pool:
+            out.add(max(sorted(pool), key=lambda k: pool[k]))
+    return out
+
+
+def _chunks(segments: list[Segment], max_span: float, sr: int, keep_gap: float, by_speaker: bool = False):
+    """Segments grouped so that their packed speech fits one Whisper window: consecutive
+    segments, or (by_speaker) consecutive segments of one speaker, so that a window holds one
+    voice and, in a conversation between languages, one language. Windows come in the order of
+    their first segment."""
+    ordered = sorted(segments, key=lambda s: s.start)
+    streams: dict[str, list[Segment]] = {}
+    for s in ordered:
+        streams.setdefault(s.speaker if by_speaker else "", []).append(s)
     chunks: list[list[Segment]] = []
-    for s in sorted(segments, key=lambda s: s.start):
-        if chunks and pack([*chunks[-1], s], sr, keep_gap).seconds <= max_span:
-            chunks[-1].append(s)
-        else:
-            chunks.append([s])
-    return chunks
+    for stream in streams.values():
+        others = [o for o in ordered if o.speaker != stream[0].speaker] if by_speaker else []
+        current: list[Segment] = []
+        for s in stream:
+            if (
+                current
+                and pack([*current, s], sr, keep_gap, _inside(others, current[0].start, s.end)).seconds <= max_span
+            ):
+                current.append(s)
+            else:
+                if current:
+                    chunks.append(current)
+                current = [s]
+        chunks.append(current)
+    return sorted(chunks, key=lambda g: (g[0].start, g[0].key))
+
+
+def _inside(others: list[Segment], start: float, end: float) -> list[Segment]:
+    """The other segments that can bound the margins of a clip from `start` to `end` (s)."""
+    return [o for o in others if o.end >= start - 1.0 and o.start <= end + 1.0]
 
 
 def transcribe(
@@ -370,7 +530,11 @@ def transcribe(
     """Fill text, language and word timestamps (absolute seconds) of each segment; returns stats."""
     cfg = cfg or AsrConfig()
     backend = backend or make_backend(cfg)
-    groups = [[s] for s in segments] if cfg.mode == "segment" else _chunks(segments, cfg.chunk_s, sr, cfg.pack_gap_s)
-    t = _Transcriber(audio, sr, cfg, backend)
+    groups = (
+        [[s] for s in segments]
+        if cfg.mode == "segment"
+        else _chunks(segments, cfg.chunk_s, sr, cfg.pack_gap_s, by_speaker=cfg.pack_by == "speaker")
+    )
+    t = _Transcriber(audio, sr, cfg, backend, segments)
     t.run(groups)
     return t.stats.as_info()
