@@ -175,8 +175,18 @@ def test_relabel_asks_only_flagged_fields_and_text_models_get_no_audio(proxy):
     assert request in text and "unused" not in text  # only the flagged field's request
 
 
+class _ShortRules:
+    """The fallback composer: SmolLM2's 40-character texts are cut mid-sentence, which the
+    free-text checks refuse (agents/free_text.py), so a fallback must write them."""
+
+    name = "rules"
+
+    def compose(self, task):
+        return {"caption": "A male voice.", "contextual_inference": "A calm talk."}
+
+
 def test_review_and_compose(proxy):
-    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=FAST)
+    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=FAST, fallback=_ShortRules())
     seg = make_segment()
     preds = {
         "gender": Prediction(seg.key, "gender", "male", 0.9, ["gender.p_male"]),
