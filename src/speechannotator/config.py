@@ -95,8 +95,12 @@ class AsrConfig(_Section):
     # to it (faster-whisper's VAD filter does the same with its own padding).
     pack_gap_s: float = 0.4
     # What one window holds: consecutive segments of one speaker ("speaker"; a window then has one
-    # voice and, in a call between languages, one language), or consecutive segments ("time").
-    pack_by: Literal["speaker", "time"] = "speaker"
+    # voice and, in a call between languages, one language), or consecutive segments ("time": the
+    # other voice's turns give context). "auto": time windows when the first window holding two
+    # voices is identified as one language (>= shared_language_probability, runner-up under
+    # mixed_span_probability), speaker windows otherwise.
+    pack_by: Literal["auto", "speaker", "time"] = "auto"
+    shared_language_probability: float = 0.85
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"

@@ -118,3 +118,24 @@ def test_windows_hold_one_voice_and_margins_stop_at_other_voices():
     assert stats["asr_decodes"] == 2
     for i, s in enumerate(segs):  # no sample of the other voice reached a window
         assert [w.text for w in s.words] == [f"w{i + 1}"], (s.key, [w.text for w in s.words])
+
+
+class _SplitAsr(_RunsAsr):
+    """Hears the two voices' first window as a split between two languages (en 0.72, nl 0.25),
+    each voice alone as one language."""
+
+    def detect(self, clip):
+        self.detects = getattr(self, "detects", 0) + 1
+        return LanguageGuess("en", 0.72, 0.25) if self.detects == 1 else LanguageGuess("en", 0.99)
+
+
+def test_auto_windows_keep_turns_together_only_when_the_voices_share_a_language():
+    turns = [(1.0, 3.0, "A"), (3.1, 5.0, "B"), (5.05, 7.0, "A"), (9.0, 11.0, "B")]
+    audio = np.zeros(12 * SR, np.float32)
+    for i, (a, b, _) in enumerate(turns):
+        audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
+    for backend, by, decodes in ((_RunsAsr(), "time", 1), (_SplitAsr(), "speaker", 2)):
+        segs = [_seg(i, a, b, spk) for i, (a, b, spk) in enumerate(turns)]
+        stats = transcribe(audio, SR, segs, AsrConfig(pack_by="auto"), backend=backend)
+        assert stats["asr_windows_by"] == by and stats["asr_decodes"] == decodes
+        assert [[w.text for w in s.words] for s in segs] == [[f"w{i + 1}"] for i in range(4)]

@@ -77,6 +77,7 @@ class AsrStats:
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
     refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
+    windows_by: str = ""  # pack_by = "auto": what the windows were grouped by ("time" / "speaker")
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
     decodes: int = 0  # backend decode calls: spans + the re-decodes above
     decoded_s: float = 0.0  # audio seconds sent to decoding (re-decodes included)
@@ -93,6 +94,7 @@ class AsrStats:
             "asr_language_prior": self.language_prior,
             "asr_language_prior_refused": self.language_prior_refused,
             "asr_refilled": self.refilled_segments,
+            "asr_windows_by": self.windows_by,
             "asr_dropped": dict(self.dropped_pieces),
         }
 
@@ -365,6 +367,32 @@ class _Transcriber:
         self.stats.redecoded_segments += 1
         self.decode_group([seg], own)
 
+    def choose_windows(self) -> list[list[Segment]]:
+        """`pack_by = "auto"`: time windows when the voices share one language, else one voice per window.
+
+        The probe is the first time window that holds two voices: identified as one language
+        with confidence, the voices' turns stay together (each gives the other context); split
+        or unsure (an English and a Dutch voice read 0.72 English together), each voice gets its
+        own windows. The probe's encoder pass is the first window's own when time windows are
+        kept (the backend reuses it), one extra pass otherwise."""
+        cfg = self.cfg
+        by_time = _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s)
+        if cfg.language or len({s.speaker for s in self.segments}) < 2:
+            return by_time
+        probe = next((g for g in by_time if len({s.speaker for s in g}) > 1), None)
+        if probe is None or self.packed(probe).seconds < MIN_LID_SECONDS:
+            return by_time
+        guess = self.guess(probe)
+        shared = (
+            guess is not None
+            and guess.probability >= cfg.shared_language_probability
+            and guess.runner_up < cfg.mixed_span_probability
+        )
+        self.stats.windows_by = "time" if shared else "speaker"
+        if shared:
+            return by_time
+        return _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s, by_speaker=True)
+
     def run(self, groups: list[list[Segment]]) -> None:
         deferred = []
         for group in groups:
@@ -530,11 +558,12 @@ def transcribe(
     """Fill text, language and word timestamps (absolute seconds) of each segment; returns stats."""
     cfg = cfg or AsrConfig()
     backend = backend or make_backend(cfg)
-    groups = (
-        [[s] for s in segments]
-        if cfg.mode == "segment"
-        else _chunks(segments, cfg.chunk_s, sr, cfg.pack_gap_s, by_speaker=cfg.pack_by == "speaker")
-    )
     t = _Transcriber(audio, sr, cfg, backend, segments)
+    if cfg.mode == "segment":
+        groups = [[s] for s in segments]
+    elif cfg.pack_by == "auto":
+        groups = t.choose_windows()
+    else:
+        groups = _chunks(segments, cfg.chunk_s, sr, cfg.pack_gap_s, by_speaker=cfg.pack_by == "speaker")
     t.run(groups)
     return t.stats.as_info()
