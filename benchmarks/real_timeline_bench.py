@@ -241,6 +241,16 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
+def _setting(value: str):
+    """A --variant value: None, a bool, a JSON number / list, else the word itself (asr.pack_by=time)."""
+    if value == "None":
+        return None
+    try:
+        return json.loads(value.lower() if value in ("True", "False") else value)
+    except json.JSONDecodeError:
+        return value
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/real_timeline_bench"))
@@ -265,7 +275,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME:FIELD=VALUE,...",
-        help="also a row with these settings changed (diarization fields, vad.FIELD), e.g. lowvad:vad.threshold=0.2",
+        help="also a row with settings changed (diarization fields, SECTION.FIELD), e.g. lowvad:vad.threshold=0.2",
     )
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
@@ -297,13 +307,11 @@ def main() -> None:
         )
     for v in args.variant:
         name, _, fields = v.partition(":")
-        update: dict[str, dict] = {"diarization": {}, "vad": {}}
+        update: dict[str, dict] = {}
         for item in filter(None, fields.split(",")):
             key, _, value = item.partition("=")
             section, _, field = key.rpartition(".")  # "vad.threshold"; a bare field is a diarization one
-            update[section or "diarization"][field] = (
-                None if value == "None" else json.loads(value.lower() if value in ("True", "False") else value)
-            )
+            update.setdefault(section or "diarization", {})[field] = _setting(value)
         systems.append(
             (name, cfg.model_copy(update={k: getattr(cfg, k).model_copy(update=u) for k, u in update.items()}))
         )
