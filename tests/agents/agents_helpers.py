@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from speechannotator.config import Config, load_config
-from speechannotator.records import Evidence, Segment, Word, segment_key
+from speechannotator.records import Evidence, Prediction, Segment, Word, segment_key
 from speechannotator.stages import StageContext
 from speechannotator.state import StateStore
 
@@ -118,3 +118,31 @@ def stage(store: StateStore, cfg: Config, backend=None, audio=None, *, lang: str
         with store.transaction() as c:
             store.set_label_language(c, REC, lang)
     return StageContext(store, REC, cfg, backend=backend, audio=audio)
+
+
+class ScriptedLLM:
+    """Stands in for the LLM of a routed backend: answers every field it is asked with a fixed value
+    per round, records the label tasks and the captions each compose was handed (routing and the
+    checks are what is under test, not a model's quality)."""
+
+    name = "llm"
+    wants_audio = False
+    stats = None
+
+    def __init__(self, answers):
+        self.answers, self.tasks, self.composed = answers, [], []
+
+    def label(self, task):
+        self.tasks.append(task)
+        pick = self.answers[min(task.round, len(self.answers) - 1)]
+        return {
+            f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
+            for f in task.fields
+        }
+
+    def review(self, task):
+        raise AssertionError("the LLM reviews only with llm_review")
+
+    def compose(self, task):
+        self.composed.append(list(task.earlier_captions))
+        return {"caption": f"Caption {len(task.earlier_captions)}.", "contextual_inference": "A talk."}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from agents_helpers import REC, config, dialogue, make_store, stage
+from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import free_text as ft
@@ -18,7 +18,7 @@ from speechannotator.agents.openai.routed import RoutedBackend
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.config import EndpointConfig
 from speechannotator.output.finalize import finalize
-from speechannotator.records import Prediction, Segment
+from speechannotator.records import Segment
 from speechannotator.servers.httpkit import ScriptedServer, chat_reply
 
 FEMALE = {"gender": "female", "age": "young adult", "accent": "standard American English", "tone": "declarative"}
@@ -184,27 +184,6 @@ def test_a_caption_opening_like_an_earlier_one_is_asked_to_vary_and_kept_if_it_c
     assert "already used" in bodies[1]["messages"][-1]["content"]
     out, bodies = _compose([{"caption": same, "contextual_inference": ctx}], earlier=earlier)
     assert len(bodies) == 2 and out["caption"] == same  # soft: kept; the same answer again ends the retries
-
-
-class ScriptedLLM:
-    name = "llm"
-    wants_audio = False
-    stats = None
-
-    def __init__(self, answers):
-        self.answers, self.tasks = answers, []
-
-    def label(self, task):
-        self.tasks.append(task)
-        pick = self.answers[min(task.round, len(self.answers) - 1)]
-        return {
-            f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
-            for f in task.fields
-        }
-
-    def compose(self, task):
-        self.composed = [*getattr(self, "composed", []), list(task.earlier_captions)]
-        return {"caption": f"Caption {len(task.earlier_captions)}.", "contextual_inference": "A talk."}
 
 
 def test_a_tone_copied_from_the_instructions_is_relabeled_with_the_reason_then_the_rules_tone(tmp_path):

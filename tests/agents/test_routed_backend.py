@@ -1,38 +1,12 @@
 """Per-field routing: the LLM's fields, the rules' fields, and evidence-carrying relabel requests."""
 
-from agents_helpers import REC, config, dialogue, make_store, stage
+from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
 from speechannotator.agents.openai.backend import OpenAIOptions
 from speechannotator.agents.openai.routed import RoutedBackend
 from speechannotator.agents.rules import RulesBackend
-from speechannotator.records import Prediction
-
-
-class ScriptedLLM:
-    """Stands in for the LLM: answers every field it is asked with a fixed value per round, and
-    records the tasks it received (routing is what is under test, not a model's quality)."""
-
-    name = "llm"
-    wants_audio = False
-
-    def __init__(self, answers):
-        self.answers, self.tasks, self.stats = answers, [], None
-
-    def label(self, task):
-        self.tasks.append(task)
-        pick = self.answers[min(task.round, len(self.answers) - 1)]
-        return {
-            f: Prediction(task.segment.key, f, pick[f], 0.8, [], round=task.round, backend=self.name)
-            for f in task.fields
-        }
-
-    def review(self, task):
-        raise AssertionError("the LLM reviews only with llm_review")
-
-    def compose(self, task):
-        return {"caption": "c", "contextual_inference": "i"}
 
 
 def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_path):
