@@ -413,15 +413,16 @@ class _Transcriber:
         evidence as it stands after decoding, before any move, so one move cannot make the next
         (a language id of one window, however uncertain, once pulled a whole call into a
         language nobody spoke). Code-switching survives: a confidently identified second
-        language is established and stays."""
+        language is established and stays. A segment left without words in a language the
+        recording does not establish is decoded in the established one too (kept when words come)."""
         by_key = {s.key: s for s in segments}
         established = _established(self.heard, by_key)
         moves: list[tuple[Segment, LanguageGuess]] = []
         for seg in sorted(segments, key=lambda s: s.start):
             lang = seg.language
-            if not lang or not seg.text or lang in established:
+            if not lang or lang in established:
                 continue
-            if seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS:
+            if seg.text and seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS:
                 continue
             evidence = _evidence(self.heard, by_key, exclude=seg.key)
             pool = {k: v for k, v in (evidence["speaker"].get(seg.speaker) or {}).items() if k in established}
@@ -433,6 +434,10 @@ class _Transcriber:
         for seg, guess in moves:
             before, fit = _Decoding.of(seg), _fit(seg)
             self.decode_group([seg], guess)
+            if not seg.words and not before.words:
+                # Empty in its own language and in the prior's: nothing heard, keep it as it was.
+                before.restore(seg)
+                continue
             if _fit(seg) < fit:
                 # Decoded in the prior's language the words fit worse than in the segment's own:
                 # strong evidence of its own, so it keeps its language and transcript.
@@ -465,13 +470,16 @@ class _Transcriber:
 def _support(heard: list[Heard], by_key: dict[str, Segment], exclude: str | None = None):
     """Confident language evidence (seconds x probability) per observation that does not cover
     segment `exclude` (a segment's own language id would vouch for itself). Only the language
-    each segment still has counts (a later re-decode may have changed it)."""
+    each segment still has counts (a later re-decode may have changed it), and only segments
+    that decoding in it gave words: an id whose decode comes back empty is not speech heard in
+    that language (the Dutch actress on 8-kHz telephone identified as Portuguese at 0.76 decoded
+    to nothing, yet made Portuguese her best-supported language and drew her next turn into it)."""
     for h in heard:
         if (exclude is not None and exclude in h.keys) or h.probability < CONFIDENT_LID or h.seconds < MIN_LID_SECONDS:
             continue
         for k in h.keys:
             seg = by_key.get(k)
-            if seg is not None and seg.language == h.language:
+            if seg is not None and seg.language == h.language and seg.text:
                 yield h, seg, seg.duration * h.probability
 
 
