@@ -102,11 +102,12 @@ def segment_stats(segments, max_len: float) -> dict:
     }
 
 
-def language_stats(conv: rv.Conversation, segments) -> dict:
+def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
     """Languages of the transcribed segments against the recording: segments in a language no
     other segment of the recording has (`lang_alone`), split into those whose own language id is
-    strong (`lang_alone_strong`: the prior's STRONG_LID over at least MIN_LID_SECONDS, which the
-    prior lets stand alone) and those without (`lang_alone_weak`); in a language none of its
+    strong (`lang_alone_strong`: the prior's STRONG_LID over at least MIN_LID_SECONDS, or words
+    that fit it better than the prior's language, `kept` = the ASR's `asr_language_kept` spans)
+    and those without (`lang_alone_weak`); in a language none of its
     voices speaks (`lang_foreign`), and seconds labelled otherwise than the language of the voice
     they overlap most (`lang_wrong_s`, of `lang_s`)."""
     from speechannotator.frontend.transcribe import MIN_LID_SECONDS, STRONG_LID
@@ -126,11 +127,17 @@ def language_stats(conv: rv.Conversation, segments) -> dict:
         if overlap and rv.VOICES[max(sorted(overlap), key=overlap.get)].language != s.language:
             wrong += s.end - s.start
     alone = [s for s in said if count[s.language] == 1]
-    strong = [s for s in alone if (s.language_probability or 0.0) >= STRONG_LID and s.duration >= MIN_LID_SECONDS]
+
+    def strong(s) -> bool:
+        if (s.language_probability or 0.0) >= STRONG_LID and s.duration >= MIN_LID_SECONDS:
+            return True
+        return any(lang == s.language and min(s.end, b) - max(s.start, a) > 0 for a, b, lang in kept)
+
+    strong_alone = [s for s in alone if strong(s)]
     return {
         "lang_alone": len(alone),
-        "lang_alone_strong": len(strong),
-        "lang_alone_weak": len(alone) - len(strong),
+        "lang_alone_strong": len(strong_alone),
+        "lang_alone_weak": len(alone) - len(strong_alone),
         "lang_foreign": sum(s.language not in spoken for s in said),
         "lang_wrong_s": round(wrong, 2),
         "lang_s": round(sum(s.end - s.start for s in said), 2),
@@ -194,7 +201,7 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
         "text": text_scores(conv, res.segments),
         "word_splits": res.info.get("word_change_splits", 0),
         **segment_stats(res.segments, cfg.max_segment_s),
-        **language_stats(conv, res.segments),
+        **language_stats(conv, res.segments, res.info.get("asr_language_kept", ())),
     }
     return row
 

@@ -103,6 +103,7 @@ def test_a_move_is_refused_when_the_words_fit_the_own_language_better():
     stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "nl"}))
     assert [s.language for s in segs] == ["en", "en", "nl", "en"]
     assert segs[2].text.startswith("nl2") and stats["asr_language_prior_refused"] == 1
+    assert stats["asr_language_kept"] == [[segs[2].start, segs[2].end, "nl"]]
     audio, segs = _conversation(turns)
     stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "en"}))
     assert [s.language for s in segs] == ["en"] * 4 and stats["asr_language_prior"] == 1

@@ -76,6 +76,7 @@ class AsrStats:
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
+    language_kept: list = field(default_factory=list)  # [start, end, language] of those segments
     refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
     windows_by: str = ""  # pack_by = "auto": what the windows were grouped by ("time" / "speaker")
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
@@ -93,6 +94,7 @@ class AsrStats:
             "asr_redecoded": self.redecoded_segments,
             "asr_language_prior": self.language_prior,
             "asr_language_prior_refused": self.language_prior_refused,
+            "asr_language_kept": [list(k) for k in self.language_kept],
             "asr_refilled": self.refilled_segments,
             "asr_windows_by": self.windows_by,
             "asr_dropped": dict(self.dropped_pieces),
@@ -443,6 +445,7 @@ class _Transcriber:
                 # strong evidence of its own, so it keeps its language and transcript.
                 before.restore(seg)
                 self.stats.language_prior_refused += 1
+                self.stats.language_kept.append((round(seg.start, 3), round(seg.end, 3), seg.language))
                 continue
             self.stats.language_prior += 1
 
