@@ -104,7 +104,8 @@ def segment_stats(segments, max_len: float) -> dict:
 
 def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
     """Languages of the transcribed segments against the recording: segments in a language no
-    other segment of the recording has (`lang_alone`), split into those whose own language id is
+    other segment of the recording has (`lang_alone`; the pieces of one ASR segment split at a
+    speaker change, touching each other, count as one), split into those whose own language id is
     strong (`lang_alone_strong`: the prior's STRONG_LID over at least MIN_LID_SECONDS, or words
     that fit it better than the prior's language, `kept` = the ASR's `asr_language_kept` spans)
     and those without (`lang_alone_weak`); in a language none of its
@@ -113,10 +114,17 @@ def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
     from speechannotator.frontend.transcribe import MIN_LID_SECONDS, STRONG_LID
 
     spoken = {rv.VOICES[v].language for v in conv.voices}
-    said = [s for s in segments if s.language and s.text]
-    count: dict[str, int] = {}
+    said = sorted((s for s in segments if s.language and s.text), key=lambda s: s.start)
+    stretches: list[list] = []  # touching pieces of one language: one ASR segment split at a word change
     for s in said:
-        count[s.language] = count.get(s.language, 0) + 1
+        last = stretches[-1][-1] if stretches else None
+        if last is not None and last.language == s.language and s.start - last.end <= 0.01:
+            stretches[-1].append(s)
+        else:
+            stretches.append([s])
+    count: dict[str, int] = {}
+    for st in stretches:
+        count[st[0].language] = count.get(st[0].language, 0) + 1
     wrong = 0.0
     for s in said:
         overlap: dict[str, float] = {}
@@ -126,7 +134,7 @@ def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
                 overlap[u.speaker] = overlap.get(u.speaker, 0.0) + o
         if overlap and rv.VOICES[max(sorted(overlap), key=overlap.get)].language != s.language:
             wrong += s.end - s.start
-    alone = [s for s in said if count[s.language] == 1]
+    alone = [st[0] for st in stretches if count[st[0].language] == 1]
 
     def strong(s) -> bool:
         if (s.language_probability or 0.0) >= STRONG_LID and s.duration >= MIN_LID_SECONDS:
