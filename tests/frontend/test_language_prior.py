@@ -132,18 +132,3 @@ def test_a_language_id_whose_decode_gave_no_words_establishes_nothing():
     assert [s.language for s in segs] == ["en", "nl"] * 3, [(s.language, s.text) for s in segs]
     assert segs[3].text.startswith("nl3") and segs[5].text.startswith("nl5")
     assert stats["asr_language_prior"] == 2
-
-
-def test_one_turn_re_identified_alone_does_not_make_its_voice_speak_that_language():
-    # Both voices share English windows (0.9, three of them); a window drops B's second turn, which, identified
-    # alone, reads Portuguese at 0.68 and is decoded so. It is B's only clip alone, so it was B's
-    # "own" language and stayed, alone in the call (mf_nl_clean, mfmf_music, ff_music_c: a Dutch
-    # voice's one turn as English, Portuguese, German). B is heard more in English over all its
-    # clips: Portuguese is not established, the turn is decoded in English, where its words fit.
-    audio, segs = _conversation([("A", 5), ("B", 3), ("A", 4), ("B", 3), ("A", 4)])
-    ids = {0: ("en", 0.9), 1: ("en", 0.9), 2: ("en", 0.9), 3: ("pt", 0.68), 4: ("en", 0.9)}
-    asr = _WindowAsr(ids, truth={3: "en"}, skip_in_windows={3})
-    stats = transcribe(audio, SR, segs, AsrConfig(pack_by="time", chunk_s=9.0), backend=asr)
-    assert stats["asr_spans"] == 3 and stats["asr_redecoded"] == 1
-    assert [s.language for s in segs] == ["en"] * 5, [(s.language, s.text) for s in segs]
-    assert segs[3].text.startswith("en3") and stats["asr_language_prior"] == 1

@@ -504,22 +504,16 @@ def _established(heard: list[Heard], by_key: dict[str, Segment]) -> set[str]:
     - the most supported language of the recording;
     - the most supported language of a speaker, counting only clips of that voice alone (a
       window of one voice identifies that voice's language; a window of several voices reports
-      one language for all of them, which says little about each), unless the same voice is
-      heard more in another language over all its clips: then that clip is one re-decoded turn
-      against the rest of the voice (a Dutch voice's one turn re-identified alone as English at
-      0.82, Portuguese at 0.68 or German at 0.65, each the voice's only clip alone, so the
-      voice's "own" language, and alone in its recording).
+      one language for all of them, which says little about each).
     A language that one uncertain window of several voices alone reports is not established: it
     may be the channel talking (8-kHz telephone English read as Portuguese), and it must not draw
     other segments into it."""
     support: Counter = Counter()
     own_voice: dict[str, Counter] = {}
-    voice: dict[str, Counter] = {}
     stretches: dict[str, list[frozenset[str]]] = {}
     out: set[str] = set()
     for h, seg, w in _support(heard, by_key):
         support[h.language] += w
-        voice.setdefault(seg.speaker, Counter())[h.language] += w
         keys = frozenset(k for k in h.keys if by_key[k].language == h.language)
         if len({by_key[k].speaker for k in h.keys}) == 1:
             own_voice.setdefault(seg.speaker, Counter())[h.language] += w
@@ -531,15 +525,9 @@ def _established(heard: list[Heard], by_key: dict[str, Segment]) -> set[str]:
     for lang, seen in stretches.items():
         if any(not (a & b) for i, a in enumerate(seen) for b in seen[i + 1 :]):
             out.add(lang)
-
-    def top(pool: Counter) -> str:
-        return max(sorted(pool), key=lambda k: pool[k])
-
-    if support:
-        out.add(top(support))
-    for speaker, pool in own_voice.items():
-        if top(pool) == top(voice[speaker]):
-            out.add(top(pool))
+    for pool in [support, *own_voice.values()]:
+        if pool:
+            out.add(max(sorted(pool), key=lambda k: pool[k]))
     return out
 
 
