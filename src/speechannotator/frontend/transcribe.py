@@ -76,7 +76,7 @@ class AsrStats:
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
-    language_kept: list = field(default_factory=list)  # [start, end, language] of those segments
+    language_kept: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, language) of those
     refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
     windows_by: str = ""  # pack_by = "auto": what the windows were grouped by ("time" / "speaker")
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
