@@ -38,7 +38,7 @@ def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_
 
 
 def test_local_default_fields_and_unknown_fields_are_refused():
-    assert llm_fields(config(backend="local")) == ["emotion", "tone"]
+    assert llm_fields(config(backend="local")) == ["emotion"]
     assert len(llm_fields(config(backend="openai"))) == 13
     try:
         make_backend(config(backend="local", llm_fields=["caption"]))
