@@ -202,9 +202,11 @@ def copied_instructions(text: str, instructions: str) -> bool:
     return bool(_grams(mine, COPY_RUN) & _grams(theirs, COPY_RUN))
 
 
-def value_list(text: str, values: dict[str, str], lang: str) -> bool:
+def value_list(text: str, values: dict[str, str], lang: str, *, clauses: bool = True) -> bool:
     """The reviewed values strung together rather than described: field names as subjects
-    ("the pitch is ..., the tone is ..."), or most of the text their clauses copied verbatim."""
+    ("the pitch is ..., the tone is ..."), or (`clauses`) most of the text their clauses copied
+    verbatim. A model given the voice description instead of the values says its words again
+    (copied_description reads that)."""
     low = (text or "").lower()
     if lang == "zh":
         named = sum(1 for n in _FIELD_NAMES["zh"] if re.search(rf"{n}(为|是|：|:)", low))
@@ -215,16 +217,16 @@ def value_list(text: str, values: dict[str, str], lang: str) -> bool:
     if named >= LIST_NAMES or re.search(r"\b\w+\d+_\w+", text or ""):  # an internal name (Speaker2_middle-aged)
         return True
     words = units(text)
-    if not words:
+    if not words or not clauses:
         return False
-    clauses = {
+    found = {
         c.strip().lower()
         for f, v in values.items()
         if f != "speaker_name" and isinstance(v, str) and not is_empty_marker(v)
         for c in re.split(r"[，,；;。.()（）]", v)
         if len(units(c)) >= 2
     }
-    hits = [c for c in clauses if c in low]
+    hits = [c for c in found if c in low]
     copied = sum(len(units(c)) for c in hits)
     return len(hits) >= LIST_CLAUSES and copied / len(words) >= LIST_SHARE
 
@@ -372,7 +374,7 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
     lang = facts.lang
     if copied_instructions(text, facts.instructions):
         return "copied", _MSG["copied"]
-    if value_list(text, facts.values, lang):
+    if value_list(text, facts.values, lang, clauses=not facts.reviewed):
         return "list", _MSG["list"]
     if field_name == "tone" and len(units(text)) < 2:
         return "bare", _MSG["bare"]
