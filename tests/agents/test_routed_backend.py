@@ -136,3 +136,18 @@ def test_an_emotion_or_tone_that_is_a_copied_evidence_number_is_sent_back(tmp_pa
         assert not verdicts[("seg_00001", f)][0].accepted, f
     assert verdicts[("seg_00001", "emotion")][-1].accepted or len(verdicts[("seg_00001", "emotion")]) == 1
     assert store.predictions(REC)[("seg_00001", "tone")].value == "平稳"
+
+
+def test_an_emotion_more_intense_than_the_prosody_carries_is_sent_back(tmp_path):
+    # The 0.5B labeled all 8 calm turns of the bundled example "happy (very strong)".
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    llm = ScriptedLLM([{"emotion": "开心（极强）"}, {"emotion": "平静（较弱）"}])
+    backend = RoutedBackend(llm, RulesBackend(), ["emotion"], compact=True)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    first = store.verdicts(REC)[("seg_00001", "emotion")][0]
+    assert not first.accepted and "强度" in first.reason, first
+    assert store.predictions(REC)[("seg_00001", "emotion")].value == "平静（较弱）"
