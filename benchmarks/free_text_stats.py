@@ -89,6 +89,7 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "pitch_or_pace_contradicted": 0,
         "caption_names_transcript_person": 0,
         "copied_voice_description": 0,
+        "glued_words": 0,
     }
     llm_openings = []
     for r in records:
@@ -109,6 +110,7 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         out["caption_names_transcript_person"] += ft.transcript_name(cap, r.get("text", ""), values) is not None
         said = reviewed_sentence(values, lang)
         out["copied_voice_description"] += sum(ft.copied_description(t, said) for t in (cap, ctx))
+        out["glued_words"] += sum(ft.glued_word(t, (said, r.get("text", ""))) is not None for t in (cap, ctx))
         out["copied_prompt_open_fields"] += sum(copied(str(r.get(f, "")), ins) for f in OPEN_COPY_FIELDS)
         out["inference_repeats_caption"] += ft.repeats_caption(ctx, cap) is not None
         out["pronoun_errors"] += ft.gender_conflict(cap, values, lang, "caption") is not None

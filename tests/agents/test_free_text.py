@@ -241,6 +241,8 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
     # The 0.5B took the person the turn talks about for the speaker.
     assert kind("caption", "Mr. John Dashwood is a mix of a gentle low-pitched tone and a slow man.", f) == "name"
     assert kind("contextual_inference", "He asks again: was he a mad man?", f) == "quote_other"
+    # DRY's side effect on the 0.5B (verbatim): a word of the description written without its space.
+    assert kind("caption", "A middle-aged man with a deep and slightly hoarsevoice sounds furious.", f) == "glued"
 
 
 def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_and_retries_a_copy():

@@ -302,6 +302,17 @@ def copied_description(text: str, reviewed: str) -> bool:
     return bool(_grams(units(text), FACTS_RUN) & _grams(units(reviewed), FACTS_RUN))
 
 
+def glued_word(text: str, sources: Iterable[str]) -> str | None:
+    """A word that is two consecutive words of a source run together ("hoarsevoice" for "hoarse
+    voice"): llama.cpp's DRY sampler penalizes a repeat of the prompt's words, and the 0.5B then
+    wrote the next word without its space rather than another word."""
+    pairs = {a + b: f"{a} {b}" for src in sources for a, b in zip(units(src), units(src)[1:])}
+    for w in units(text):
+        if len(w) >= 6 and w in pairs:
+            return w
+    return None
+
+
 def names_speaker(text: str, values: dict[str, str], lang: str) -> bool:
     """Whether the text names the reviewed gender (a noun or pronoun of it): a caption says who speaks."""
     gender = canonical_closed("gender", values.get("gender"))
@@ -359,6 +370,7 @@ _MSG = {
     "phrase.",
     "opening": "Its opening {o!r} is already used by another caption of this recording; begin differently.",
     "quote_other": "It repeats a neighbouring turn word for word; say in your own words what this turn does.",
+    "glued": "It runs two words together ({w!r}); write them with a space.",
     "copied_description": "It copies the voice description word for word; say it again in your own words.",
     "who": "It does not say who is speaking; say who: a {g}.",
     "disagrees": "It says {s!r}, but the reviewed voice has a {v}; keep to the voice description.",
@@ -406,6 +418,10 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         name = transcript_name(text, facts.transcript, facts.values)
         if name:
             return "name", _MSG["name"].format(n=name)
+    if field_name in ("caption", "contextual_inference") and lang != "zh":
+        glued = glued_word(text, (facts.reviewed, facts.transcript, *facts.neighbours))
+        if glued:
+            return "glued", _MSG["glued"].format(w=glued)
     if field_name in ("caption", "contextual_inference") and cut_off(text, lang):  # a phrase has no end mark
         return "cut", _MSG["cut"]
     if field_name in ("caption", "contextual_inference") and any(
