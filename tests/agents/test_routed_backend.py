@@ -6,6 +6,7 @@ from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
 from speechannotator.agents.openai.backend import OpenAIOptions
 from speechannotator.agents.openai.routed import RoutedBackend
+from speechannotator.agents.phrases import phrases
 from speechannotator.agents.rules import RulesBackend
 
 
@@ -144,6 +145,7 @@ def test_an_emotion_more_intense_than_the_prosody_carries_is_sent_back(tmp_path)
     store = make_store(tmp_path, segs, evs)
     cfg = config(review_rounds=1)
     llm = ScriptedLLM([{"emotion": "开心（极强）"}, {"emotion": "平静（较弱）"}])
+    llm.options = OpenAIOptions(level_choices=True)  # emotion answered as one of the pairs
     backend = RoutedBackend(llm, RulesBackend(), ["emotion"], compact=True)
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))
@@ -151,3 +153,11 @@ def test_an_emotion_more_intense_than_the_prosody_carries_is_sent_back(tmp_path)
     first = store.verdicts(REC)[("seg_00001", "emotion")][0]
     assert not first.accepted and "强度" in first.reason, first
     assert store.predictions(REC)[("seg_00001", "emotion")].value == "平静（较弱）"
+    # The relabel may name any emotion, but not the rejected intensity: told it in words, the 0.5B repeated it.
+    relabel = [t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00001"][0]
+    allowed = relabel.allowed_values["emotion"]
+    assert (
+        "开心（极强）" not in allowed
+        and "平静（较弱）" in allowed
+        and any(a.startswith(phrases("zh").EMOTIONS["happy"]) for a in allowed)
+    )

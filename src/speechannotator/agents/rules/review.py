@@ -130,7 +130,7 @@ def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, i
     return str(best["value"]), float(best["weight"]) / total, int(votes.get("segments") or 0)
 
 
-def _intensity_of(value: str, P) -> int | None:
+def intensity_of(value: str, P) -> int | None:
     """The intensity step (0..4) an emotion label names, the longest phrase first ("very strong")."""
     for i in sorted(range(len(P.INTENSITY)), key=lambda i: -len(P.INTENSITY[i])):
         if P.INTENSITY[i] in value:
@@ -250,7 +250,7 @@ class _Reviewer:
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
             return self.reject("emotion", self.M["emo_arousal"].format(v=p.value, a=a), sug)
         sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
-        said, heard = _intensity_of(str(p.value), self.P), _intensity_of(str(sug), self.P)
+        said, heard = intensity_of(str(p.value), self.P), intensity_of(str(sug), self.P)
         if said is not None and heard is not None and said - heard >= INTENSITY_EXCESS_STEPS:
             return self.reject("emotion", self.M["emo_intensity"].format(v=p.value, a=a), sug)
         return self.accept("emotion", f"compatible with arousal {a:+.2f}")
