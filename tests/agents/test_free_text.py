@@ -243,6 +243,13 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
     assert kind("contextual_inference", "He asks again: was he a mad man?", f) == "quote_other"
     # DRY's side effect on the 0.5B (verbatim): a word of the description written without its space.
     assert kind("caption", "A middle-aged man with a deep and slightly hoarsevoice sounds furious.", f) == "glued"
+    # What can be mended without asking again (the 0.5B's own answers, verbatim in substance).
+    assert ft.repaired("His slightly hoarsevoice stays moderatelyLow; he sounds furious.", f) == (
+        "His slightly hoarse voice stays moderately low; he sounds furious."
+    )
+    with_reason = own + " It copies the voice description word for word; say it again in your own words."
+    assert ft.repaired(with_reason, f) == own  # the checker's reason appended to the rewrite
+    assert ft.repaired(own, f) == own
 
 
 def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_and_retries_a_copy():

@@ -313,6 +313,33 @@ def glued_word(text: str, sources: Iterable[str]) -> str | None:
     return None
 
 
+def _raw_pairs(sources: Iterable[str]) -> dict[str, str]:
+    """{"hoarsevoice": "hoarse voice"}: consecutive word pairs of the sources, joined -> as written."""
+    out: dict[str, str] = {}
+    for src in sources:
+        words = re.findall(r"[^\W\d_][\w'-]*", src or "")
+        for a, b in zip(words, words[1:]):
+            out.setdefault((a + b).lower(), f"{a} {b}")
+    return out
+
+
+def repaired(text: str, facts: TextFacts) -> str:
+    """What can be mended without asking again: sentences that copy the instructions dropped when
+    others remain (the 0.5B appended the checker's reason to its rewrite), and two words of the
+    description or the transcript that DRY ran together written apart again ("hoarsevoice")."""
+    kept = [s for s in sentences(text) if not copied_instructions(s, facts.instructions)]
+    if kept and len(kept) < len(sentences(text)):
+        text = ("" if has_cjk(text) else " ").join(kept)
+    if facts.lang == "zh" or has_cjk(text):
+        return text
+    pairs = _raw_pairs((facts.reviewed, facts.transcript, *facts.neighbours))
+
+    def apart(m: re.Match) -> str:
+        return pairs.get(m.group(0).lower(), m.group(0)) if len(m.group(0)) >= 6 else m.group(0)
+
+    return re.sub(r"[^\W\d_][\w'-]*", apart, text)
+
+
 def names_speaker(text: str, values: dict[str, str], lang: str) -> bool:
     """Whether the text names the reviewed gender (a noun or pronoun of it): a caption says who speaks."""
     gender = canonical_closed("gender", values.get("gender"))

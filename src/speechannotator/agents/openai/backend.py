@@ -488,6 +488,11 @@ class OpenAIBackend:
                     reviewed=described or "",
                     neighbours=neighbours,
                 )
+                mended = free_text.repaired(good[k], facts)
+                if mended != good[k]:
+                    log.info("composed %s of %s repaired: %r -> %r", k, task.segment.key, good[k], mended)
+                    good[k] = mended
+                    self.stats.add(repairs=1)
                 found = free_text.problem(k, good[k], facts)
                 if found and revisions.get(k, ("",))[0] == good[k]:
                     # The same text again: at this temperature every retry would repeat it (the
