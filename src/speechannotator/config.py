@@ -96,10 +96,12 @@ class AsrConfig(_Section):
     pack_gap_s: float = 0.4
     # What one window holds: consecutive segments of one speaker ("speaker"; a window then has one
     # voice and, in a call between languages, one language), or consecutive segments ("time": the
-    # other voice's turns give context). "auto": time windows when the first window holding two
-    # voices is identified as one language (>= shared_language_probability, runner-up under
-    # mixed_span_probability), speaker windows otherwise.
+    # other voice's turns give context). "auto": speaker windows, except when a voice has under
+    # thin_voice_s of speech in the recording and every voice's first window is identified as one
+    # language (>= shared_language_probability, runner-up under mixed_span_probability): then
+    # time windows, so that voice's few short turns keep the context of the turns around them.
     pack_by: Literal["auto", "speaker", "time"] = "auto"
+    thin_voice_s: float = 10.0
     shared_language_probability: float = 0.85
     url: str | None = None  # OpenAI-compatible /v1/audio/transcriptions endpoint
     api_model: str | None = None

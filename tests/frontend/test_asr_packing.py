@@ -89,7 +89,7 @@ def test_language_id_and_decode_share_one_encoder_pass():
     dec = asr.decode(clip, guess.language)
     assert m.encoder_reuses == reuses + 1  # the decode's first window is the language id's
     first = m.encoder_passes - passes
-    m._last.entry = None  # the same decode without the shared pass computes it afresh
+    m._kept.entries.clear()  # the same decode without the kept pass computes it afresh
     again = asr.decode(clip, guess.language)
     assert m.encoder_passes - passes == 2 * first and [p.text for p in again.pieces] == [p.text for p in dec.pieces]
     text = " ".join(p.text for p in dec.pieces).lower()
@@ -120,22 +120,40 @@ def test_windows_hold_one_voice_and_margins_stop_at_other_voices():
         assert [w.text for w in s.words] == [f"w{i + 1}"], (s.key, [w.text for w in s.words])
 
 
-class _SplitAsr(_RunsAsr):
-    """Hears the two voices' first window as a split between two languages (en 0.72, nl 0.25),
-    each voice alone as one language."""
+class _VoiceLanguageAsr(_RunsAsr):
+    """Identifies a clip by its first segment: English for A's (odd run values), `b_language`
+    for B's; records each clip it identifies."""
+
+    def __init__(self, b_language):
+        super().__init__()
+        self.b_language, self.identified = b_language, []
 
     def detect(self, clip):
-        self.detects = getattr(self, "detects", 0) + 1
-        return LanguageGuess("en", 0.72, 0.25) if self.detects == 1 else LanguageGuess("en", 0.99)
+        first = int(round(clip[clip > 0][0] * 100))
+        self.identified.append((len(clip), first))
+        return LanguageGuess("en" if first % 2 else self.b_language, 0.99, 0.005)
 
 
-def test_auto_windows_keep_turns_together_only_when_the_voices_share_a_language():
-    turns = [(1.0, 3.0, "A"), (3.1, 5.0, "B"), (5.05, 7.0, "A"), (9.0, 11.0, "B")]
-    audio = np.zeros(12 * SR, np.float32)
+def test_auto_windows_join_a_voice_that_says_little_only_when_the_voices_share_a_language():
+    # A answers at length (12 s), B asks two short questions (3.9 s, under thin_voice_s).
+    turns = [(0.5, 6.5, "A"), (6.6, 8.5, "B"), (9.0, 15.0, "A"), (15.5, 17.5, "B")]
+    audio = np.zeros(19 * SR, np.float32)
     for i, (a, b, _) in enumerate(turns):
         audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
-    for backend, by, decodes in ((_RunsAsr(), "time", 1), (_SplitAsr(), "speaker", 2)):
+    for b_language, by, decodes in (("en", "time", 1), ("nl", "speaker", 2)):
         segs = [_seg(i, a, b, spk) for i, (a, b, spk) in enumerate(turns)]
-        stats = transcribe(audio, SR, segs, AsrConfig(pack_by="auto"), backend=backend)
-        assert stats["asr_windows_by"] == by and stats["asr_decodes"] == decodes
+        asr = _VoiceLanguageAsr(b_language)
+        stats = transcribe(audio, SR, segs, AsrConfig(pack_by="auto"), backend=asr)
+        assert stats["asr_windows_by"] == by and stats["asr_decodes"] == decodes, (b_language, stats)
         assert [[w.text for w in s.words] for s in segs] == [[f"w{i + 1}"] for i in range(4)]
+        # Each voice's first window was identified once, although the decode asks for it again.
+        assert len(set(asr.identified)) == len(asr.identified) == stats["asr_language_ids"]
+    # Both voices with enough speech of their own: one voice per window, no probe needed.
+    turns = [(0.5, 6.5, "A"), (6.6, 12.5, "B"), (13.0, 19.0, "A"), (19.5, 25.5, "B")]
+    audio = np.zeros(27 * SR, np.float32)
+    for i, (a, b, _) in enumerate(turns):
+        audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
+    segs = [_seg(i, a, b, spk) for i, (a, b, spk) in enumerate(turns)]
+    stats = transcribe(audio, SR, segs, AsrConfig(pack_by="auto"), backend=_VoiceLanguageAsr("en"))
+    assert stats["asr_windows_by"] == "speaker" and stats["asr_decodes"] == 2
+    assert [[w.text for w in s.words] for s in segs] == [[f"w{i + 1}"] for i in range(4)]

@@ -1,7 +1,7 @@
 """faster-whisper backend: any CTranslate2 Whisper folder (shipped base on CPU, large-v3 on GPU).
 
-Language id and decoding of one clip share one encoder pass: the model keeps the last encoder
-output it computed (per thread) and hands it back when the same mel window is encoded again.
+Language id and decoding of one clip share one encoder pass: the model keeps its last few encoder
+outputs (per thread) and hands one back when the same mel window is encoded again.
 `detect` encodes the clip's first window exactly as faster-whisper's decoder will (same
 features, same padding), so the decode that follows finds it. On a 30-s window the encoder is
 about a fifth of the CPU time of a greedy decode with word timestamps.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -33,24 +34,33 @@ def _shared_encoder_model_class():
     from faster_whisper.audio import pad_or_trim
 
     class SharedEncoderWhisper(WhisperModel):
-        """WhisperModel whose last encoder output (per thread) is reused for an identical window."""
+        """WhisperModel that keeps its last few encoder outputs (per thread) and reuses one for an
+        identical window (a language id run before the decode of the same clip, or several voices'
+        first windows identified before any of them is decoded)."""
+
+        KEEP = 8  # encoder outputs kept per thread (Whisper base: 3 MB each)
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self._last = threading.local()
+            self._kept = threading.local()
             self.encoder_passes = 0
             self.encoder_reuses = 0
 
         def encode(self, features: np.ndarray):
             data = np.ascontiguousarray(features)
             key = (data.shape, str(data.dtype), hashlib.blake2b(data.tobytes(), digest_size=16).digest())
-            last = getattr(self._last, "entry", None)
-            if last is not None and last[0] == key:
+            kept = getattr(self._kept, "entries", None)
+            if kept is None:
+                kept = self._kept.entries = OrderedDict()
+            if key in kept:
                 self.encoder_reuses += 1
-                return last[1]
+                kept.move_to_end(key)
+                return kept[key]
             out = super().encode(features)
             self.encoder_passes += 1
-            self._last.entry = (key, out)
+            kept[key] = out
+            if len(kept) > self.KEEP:
+                kept.popitem(last=False)
             return out
 
         def first_window_languages(self, clip: np.ndarray) -> list[tuple[str, float]]:

@@ -297,6 +297,7 @@ class _Transcriber:
         self.langs = _Languages()
         self.stats = AsrStats()
         self.heard: list[Heard] = []  # every language observation: decodes and per-segment checks
+        self.detected: dict[tuple[str, ...], LanguageGuess | None] = {}  # language id per group of segments
 
     def packed(self, group: list[Segment]) -> Packed:
         if len(group) == 1:
@@ -312,8 +313,16 @@ class _Transcriber:
         packed = self.packed(group)
         if packed.seconds < MIN_LID_SECONDS and not allow_short:
             return self.langs.fallback(group[0].speaker)
-        self.stats.language_ids += 1
-        return self.backend.detect(packed.clip(self.audio))
+        return self.detect(group, packed)
+
+    def detect(self, group: list[Segment], packed: Packed) -> LanguageGuess | None:
+        """The backend's language id of the group's clip, once per group (the `auto` probe's
+        window is identified again when it is decoded; the answer is the same)."""
+        keys = tuple(s.key for s in group)
+        if keys not in self.detected:
+            self.stats.language_ids += 1
+            self.detected[keys] = self.backend.detect(packed.clip(self.audio))
+        return self.detected[keys]
 
     def decode_group(self, group: list[Segment], guess: LanguageGuess | None) -> None:
         packed = self.packed(group)
@@ -335,8 +344,7 @@ class _Transcriber:
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
         packed = self.packed([seg])
-        self.stats.language_ids += 1
-        own = self.backend.detect(packed.clip(self.audio))
+        own = self.detect([seg], packed)
         if own is None:
             # The backend identifies language only while decoding: decode the segment alone
             # and keep that result when it comes back in another language.
@@ -368,30 +376,40 @@ class _Transcriber:
         self.decode_group([seg], own)
 
     def choose_windows(self) -> list[list[Segment]]:
-        """`pack_by = "auto"`: time windows when the voices share one language, else one voice per window.
+        """`pack_by = "auto"`: one voice per window, unless a voice says too little to carry its
+        own context and all voices speak one language; then consecutive segments (time windows).
 
-        The probe is the first time window that holds two voices: identified as one language
-        with confidence, the voices' turns stay together (each gives the other context); split
-        or unsure (an English and a Dutch voice read 0.72 English together), each voice gets its
-        own windows. The probe's encoder pass is the first window's own when time windows are
-        kept (the backend reuses it), one extra pass otherwise."""
+        A window of one voice keeps one voice and one language per window (the real-voice calls
+        between languages: WER 40.0 -> 33.8) and reads a voice better than windows where voices
+        alternate (built conversations: CER 6.13 -> 5.29). But a voice with under `thin_voice_s`
+        of speech in the whole recording (a few short questions) packed alone gives Whisper a
+        handful of short unrelated turns; among the turns around them they keep their context
+        (the bundled interview: WER 0.269 -> 0.140). That is safe only when the voices share a
+        language: each voice's first window is identified (its encoder pass is kept for its
+        decode) and time windows are used only when all are one language with confidence."""
         cfg = self.cfg
-        by_time = _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s)
-        if cfg.language or len({s.speaker for s in self.segments}) < 2:
-            return by_time
-        probe = next((g for g in by_time if len({s.speaker for s in g}) > 1), None)
-        if probe is None or self.packed(probe).seconds < MIN_LID_SECONDS:
-            return by_time
-        guess = self.guess(probe)
-        shared = (
-            guess is not None
-            and guess.probability >= cfg.shared_language_probability
-            and guess.runner_up < cfg.mixed_span_probability
+        by_voice = _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s, by_speaker=True)
+        speech: Counter = Counter()
+        for s in self.segments:
+            speech[s.speaker] += s.duration
+        if len(speech) < 2 or min(speech.values()) >= cfg.thin_voice_s:
+            self.stats.windows_by = "speaker"
+            return by_voice
+        firsts = {}
+        for g in by_voice:
+            firsts.setdefault(g[0].speaker, g)
+        guesses = [self.guess(g) for g in firsts.values()]
+        shared = all(
+            g is not None
+            and g.language == guesses[0].language
+            and g.probability >= cfg.shared_language_probability
+            and g.runner_up < cfg.mixed_span_probability
+            for g in guesses
         )
         self.stats.windows_by = "time" if shared else "speaker"
-        if shared:
-            return by_time
-        return _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s, by_speaker=True)
+        if not shared:
+            return by_voice
+        return _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s)
 
     def run(self, groups: list[list[Segment]]) -> None:
         deferred = []
