@@ -17,9 +17,8 @@ from dataclasses import replace
 from ...records import Evidence, Prediction, Verdict
 from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import levels_disagree, parse_level, suggestion_of
+from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level, suggestion_of
 from ..phrases import phrases
-from ..rules.review import INTENSITY_EXCESS_STEPS, intensity_of
 from .backend import OpenAIBackend, citable, level_choices
 from .prompts import evidence_json, instruction_text
 

@@ -15,7 +15,7 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
-from ..levels import SUGGEST, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, SUGGEST, intensity_of, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -23,10 +23,6 @@ from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
-# An intensity this many steps above the one the prosody and the transcript's valence carry (the
-# rules' own reading) is not what was heard: the 0.5B labeled all 8 calm turns of the bundled
-# example "happy (very strong)" (docs/agents-llm.md).
-INTENSITY_EXCESS_STEPS = 2
 _ENV_CLAIMS = (
     "嘈杂",
     "噪",
@@ -128,14 +124,6 @@ def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, i
     if total <= 0:
         return None, 0.0, 0
     return str(best["value"]), float(best["weight"]) / total, int(votes.get("segments") or 0)
-
-
-def intensity_of(value: str, P) -> int | None:
-    """The intensity step (0..4) an emotion label names, the longest phrase first ("very strong")."""
-    for i in sorted(range(len(P.INTENSITY)), key=lambda i: -len(P.INTENSITY[i])):
-        if P.INTENSITY[i] in value:
-            return i
-    return None
 
 
 class _Reviewer:
