@@ -6,8 +6,12 @@ inferences, tones), read with the checks of agents/free_text.py.
 Per file: distinct caption openings, texts or tones copied from a prompt (the current
 instructions, or one of the sample values the label prompt carried before they were removed),
 repeated sentences (within a field, or the contextual inference repeating the caption), pronoun
-or gender words against the reviewed gender, texts cut mid-sentence, value lists. The checks
-only count: no model runs here.
+or gender words against the reviewed gender, texts cut mid-sentence, value lists; since the
+compose-from-facts prompts also: texts the rules wrote (their caption rebuilt from the record's
+values, their inference's fixed speech-act sentences), captions not saying who speaks, pitch or
+pace words against the reviewed levels, captions naming a person from the transcript, and texts
+that copy the voice description (agents/facts.py, rebuilt from the values). The checks only
+count: no model runs here.
 """
 
 from __future__ import annotations
@@ -17,8 +21,12 @@ import json
 import sys
 from pathlib import Path
 
+from speechannotator.agents import compose as rules_compose
 from speechannotator.agents import free_text as ft
+from speechannotator.agents.backend import ComposeTask
+from speechannotator.agents.facts import reviewed_sentence
 from speechannotator.agents.openai.prompts import instruction_text
+from speechannotator.records import Segment
 from speechannotator.schema import LABELED_FIELDS
 
 # The sample values the label and compose prompts showed until they were removed (they are
@@ -50,6 +58,18 @@ def copied(text: str, instructions: str) -> bool:
     return flat in samples or ft.copied_instructions(text, instructions)
 
 
+def rules_caption(record: dict, lang: str) -> str:
+    """The rules' caption for the record's values (it reads nothing else)."""
+    seg = Segment("s", 0.0, 1.0, "a", text=record.get("text", ""), language=lang)
+    values = {f: record.get(f, "") for f in LABELED_FIELDS}
+    return rules_compose.caption(ComposeTask(seg, values, {}, {}, lang))
+
+
+def rules_inference(text: str, lang: str) -> bool:
+    """The rules' contextual inference: it holds one of their fixed speech-act sentences."""
+    return any(act in text for act in rules_compose._ACT[lang].values())
+
+
 def stats(records: list[dict], lang: str = "en") -> dict:
     ins = instruction_text(lang)
     openings = [ft.opening(r.get("caption", "")) for r in records]
@@ -63,7 +83,15 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "pronoun_errors": 0,
         "cut_mid_sentence": 0,
         "value_lists": 0,
+        "rules_captions": 0,
+        "rules_inferences": 0,
+        "caption_without_who": 0,
+        "pitch_or_pace_contradicted": 0,
+        "caption_names_transcript_person": 0,
+        "copied_voice_description": 0,
+        "glued_words": 0,
     }
+    llm_openings = []
     for r in records:
         values = {f: r.get(f, "") for f in LABELED_FIELDS}
         cap, ctx = r.get("caption", ""), r.get("contextual_inference", "")
@@ -72,10 +100,22 @@ def stats(records: list[dict], lang: str = "en") -> dict:
             out["repeated_sentence"] += ft.repeated_sentence(text) is not None
             out["cut_mid_sentence"] += ft.cut_off(text, lang)
             out["value_lists"] += ft.value_list(text, values, lang)
+        by_rules = cap == rules_caption(r, lang)
+        out["rules_captions"] += by_rules
+        out["rules_inferences"] += rules_inference(ctx, lang)
+        if not by_rules:
+            llm_openings.append(ft.opening(cap))
+        out["caption_without_who"] += not ft.names_speaker(cap, values, lang)
+        out["pitch_or_pace_contradicted"] += sum(ft.level_disagreement(t, values, lang) is not None for t in (cap, ctx))
+        out["caption_names_transcript_person"] += ft.transcript_name(cap, r.get("text", ""), values) is not None
+        said = reviewed_sentence(values, lang)
+        out["copied_voice_description"] += sum(ft.copied_description(t, said) for t in (cap, ctx))
+        out["glued_words"] += sum(ft.glued_word(t, (said, r.get("text", ""))) is not None for t in (cap, ctx))
         out["copied_prompt_open_fields"] += sum(copied(str(r.get(f, "")), ins) for f in OPEN_COPY_FIELDS)
         out["inference_repeats_caption"] += ft.repeats_caption(ctx, cap) is not None
         out["pronoun_errors"] += ft.gender_conflict(cap, values, lang, "caption") is not None
         out["pronoun_errors"] += ft.gender_conflict(ctx, values, lang, "contextual_inference") is not None
+    out["distinct_openings_of_llm_captions"] = f"{len(set(llm_openings))} of {len(llm_openings)}"
     out["tones"] = sorted({str(r.get("tone", "")) for r in records})
     return out
 

@@ -12,6 +12,7 @@ from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 from speechannotator import agents
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
+from speechannotator.agents.facts import reviewed_sentence
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.agents.openai.prompts import compose_messages, instruction_text, label_messages
 from speechannotator.agents.openai.routed import RoutedBackend
@@ -205,3 +206,70 @@ def test_a_tone_copied_from_the_instructions_is_relabeled_with_the_reason_then_t
     # Finalize hands each compose the captions already written, in time order.
     finalize(stage(store, cfg, backend))
     assert [len(c) for c in llm.composed] == list(range(len(segs)))
+
+
+def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again_not_copied_or_contradicted():
+    values = {
+        **MALE,
+        "pitch": "moderately low pitch, some rise and fall, rising at the end",
+        "speed": "slightly slow pace, with long pauses between phrases",
+        "texture": "deep and slightly hoarse",
+        "emotion": "angry (strong)",
+        "paralinguistic": "none",
+        "background_sound": "none",
+    }
+    said = reviewed_sentence(values, "en")
+    assert said == (
+        "A middle-aged man with a deep and slightly hoarse voice speaks standard American English at a slightly "
+        "slow pace and a moderately low pitch, sounding very angry."
+    )
+    zh = {
+        "gender": "女",
+        "age": "青年",
+        "pitch": "整体音高中等偏高，句尾略有下降",
+        "speed": "语速适中",
+        "emotion": "平静（中等）",
+    }
+    assert reviewed_sentence(zh, "zh") == "一位青年女性，语速适中，整体音高中等偏高，情绪平静。"
+    f = facts(values, reviewed=said, transcript="Tell me about Mr. John Dashwood.", neighbours=("Was he a mad man?",))
+    own = "His deep, slightly rough voice moves slowly and stays low; he sounds furious."
+    assert kind("caption", own, f) is None
+    assert kind("caption", said.replace("speaks", "is speaking"), f) == "copied_description"
+    assert kind("caption", "A deep, rough voice moves slowly and stays low.", f) == "who"
+    assert kind("caption", "He speaks quickly in a deep voice.", f) == "disagrees"
+    assert kind("caption", "His high-pitched voice moves slowly.", f) == "disagrees"
+    # The 0.5B took the person the turn talks about for the speaker.
+    assert kind("caption", "Mr. John Dashwood is a mix of a gentle low-pitched tone and a slow man.", f) == "name"
+    assert kind("contextual_inference", "He asks again: was he a mad man?", f) == "quote_other"
+    # DRY's side effect on the 0.5B (verbatim): a word of the description written without its space.
+    assert kind("caption", "A middle-aged man with a deep and slightly hoarsevoice sounds furious.", f) == "glued"
+    # What can be mended without asking again (the 0.5B's own answers, verbatim in substance).
+    assert ft.repaired("His slightly hoarsevoice stays moderatelyLow; he sounds furious.", f) == (
+        "His slightly hoarse voice stays moderately low; he sounds furious."
+    )
+    with_reason = own + " It copies the voice description word for word; say it again in your own words."
+    assert ft.repaired(with_reason, f) == own  # the checker's reason appended to the rewrite
+    assert ft.repaired(own, f) == own
+
+
+def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_and_retries_a_copy():
+    values = {**FEMALE, "pitch": "medium pitch, rising at the end", "speed": "moderate pace", "texture": "clear voice"}
+    said = reviewed_sentence(values, "en")
+    copy = said.rstrip(".") + ", she says."
+    own = "Her young voice carries a standard American accent; she asks plainly."
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    task = ComposeTask(seg, values, {}, {}, "en")
+    answers = [{"caption": copy}, {"caption": own}]
+    with _compose_server(answers) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        opts = OpenAIOptions(retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",))
+        out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(task)
+        bodies = srv.chat_requests()
+    assert out == {"caption": own, "contextual_inference": "rules inference."}  # inference: the rules', no call
+    assert len(bodies) == 2 and all(
+        b["response_format"]["json_schema"]["schema"]["required"] == ["caption"] for b in bodies
+    )
+    first = bodies[0]["messages"][-1]["content"]
+    data = json.loads(first.split("<recording_data>\n")[1].split("\n</recording_data>")[0])
+    assert data == {"voice_description": said}  # no field values, no transcript, no evidence
+    assert "word for word" in bodies[1]["messages"][-1]["content"]

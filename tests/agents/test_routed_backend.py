@@ -6,6 +6,7 @@ from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
 from speechannotator.agents.openai.backend import OpenAIOptions
 from speechannotator.agents.openai.routed import RoutedBackend
+from speechannotator.agents.phrases import phrases
 from speechannotator.agents.rules import RulesBackend
 
 
@@ -38,7 +39,7 @@ def test_fields_split_between_llm_and_rules_and_requests_carry_the_evidence(tmp_
 
 
 def test_local_default_fields_and_unknown_fields_are_refused():
-    assert llm_fields(config(backend="local")) == ["emotion", "tone"]
+    assert llm_fields(config(backend="local")) == ["emotion"]
     assert len(llm_fields(config(backend="openai"))) == 13
     try:
         make_backend(config(backend="local", llm_fields=["caption"]))
@@ -136,3 +137,27 @@ def test_an_emotion_or_tone_that_is_a_copied_evidence_number_is_sent_back(tmp_pa
         assert not verdicts[("seg_00001", f)][0].accepted, f
     assert verdicts[("seg_00001", "emotion")][-1].accepted or len(verdicts[("seg_00001", "emotion")]) == 1
     assert store.predictions(REC)[("seg_00001", "tone")].value == "平稳"
+
+
+def test_an_emotion_more_intense_than_the_prosody_carries_is_sent_back(tmp_path):
+    # The 0.5B labeled all 8 calm turns of the bundled example "happy (very strong)".
+    segs, evs = dialogue()
+    store = make_store(tmp_path, segs, evs)
+    cfg = config(review_rounds=1)
+    llm = ScriptedLLM([{"emotion": "开心（极强）"}, {"emotion": "平静（较弱）"}])
+    llm.options = OpenAIOptions(level_choices=True)  # emotion answered as one of the pairs
+    backend = RoutedBackend(llm, RulesBackend(), ["emotion"], compact=True)
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    first = store.verdicts(REC)[("seg_00001", "emotion")][0]
+    assert not first.accepted and "强度" in first.reason, first
+    assert store.predictions(REC)[("seg_00001", "emotion")].value == "平静（较弱）"
+    # The relabel may name any emotion, but not the rejected intensity: told it in words, the 0.5B repeated it.
+    relabel = [t for t in llm.tasks if t.round == 1 and t.segment.key == "seg_00001"][0]
+    allowed = relabel.allowed_values["emotion"]
+    assert (
+        "开心（极强）" not in allowed
+        and "平静（较弱）" in allowed
+        and any(a.startswith(phrases("zh").EMOTIONS["happy"]) for a in allowed)
+    )

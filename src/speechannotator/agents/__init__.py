@@ -17,8 +17,9 @@ __all__ = ["LOCAL_LLM_FIELDS", "plan", "label", "review", "llm_fields", "make_ba
 
 
 # What the shipped 0.5B/1.5B models think about by default under `--llm local`: measured in
-# docs/agents-llm.md (the acoustic fields stay with the rules, which read the same evidence better).
-LOCAL_LLM_FIELDS: tuple[str, ...] = ("emotion", "tone")
+# docs/agents-llm.md (the acoustic fields stay with the rules, which read the same evidence better;
+# tone too: the 0.5B answered "neutral", the 1.5B the transcript's content words or emotion's format).
+LOCAL_LLM_FIELDS: tuple[str, ...] = ("emotion",)
 
 
 def llm_fields(config: Config) -> list[str]:

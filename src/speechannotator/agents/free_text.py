@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..schema import canonical_closed, has_cjk, is_empty_marker
+from .levels import levels_disagree, parse_level
+from .phrases import phrases
 
 # A sentence ends at . ! ? (or the CJK marks) followed by a space or the end, but not after a
 # title or a common abbreviation ("Mr. John Dashwood" is one sentence).
@@ -40,6 +42,8 @@ LIST_SHARE = 0.5  # share of a text's words that are reviewed values copied verb
 LIST_CLAUSES = 4  # ... when at least this many value clauses are copied
 LIST_NAMES = 3  # field names used as subjects ("the pitch is", "tone:") that make a field list
 PHRASE_WORDS, PHRASE_TIMES = 4, 3  # a 4-word phrase said three times is a loop
+FACTS_SAME = 0.85  # word overlap (Jaccard) with the voice description that makes a sentence its copy
+FACTS_RUN = 14  # consecutive words shared with the voice description given to paraphrase: a copy of it
 
 _FIELD_NAMES = {
     "en": (
@@ -80,6 +84,17 @@ _SUBJECT = {
     },
     "zh": {"male": re.compile(r"^他|说话人是.{0,6}男"), "female": re.compile(r"^她|说话人是.{0,6}女")},
 }
+
+
+# Pitch and pace words a text may say, read as a level (-2..2) to set against the reviewed one.
+# Comparatives ("higher than usual") are left out: the reviewed pitch may say that too.
+_PITCH_SAID = re.compile(r"\b(?:(very|quite|rather|fairly)\s+)?(high|low)(?:[- ]pitched|\s+pitch)\b", re.I)
+_SPEED_SAID = re.compile(
+    r"\b(?:(very|quite|rather|fairly)\s+)?(fast|quick|quickly|rapid|rapidly|hurried|hurriedly|brisk|briskly|"
+    r"slow|slowly|sluggish)\b",
+    re.I,
+)
+_SLOW_WORDS = ("slow", "slowly", "sluggish")
 
 
 _EMOTION_FORM = re.compile(r"^[\w-]+\s*[(（][^()（）]*[)）]$")
@@ -171,6 +186,8 @@ class TextFacts:
     instructions: str = ""  # the prompt text the model was given, without the data block
     caption: str | None = None  # the caption written beside a contextual inference
     used_openings: tuple[str, ...] = field(default_factory=tuple)  # earlier captions' openings
+    neighbours: tuple[str, ...] = field(default_factory=tuple)  # the neighbouring turns' transcripts
+    reviewed: str = ""  # the voice description the model was given to paraphrase (agents/facts.py)
 
 
 def copied_instructions(text: str, instructions: str) -> bool:
@@ -185,9 +202,11 @@ def copied_instructions(text: str, instructions: str) -> bool:
     return bool(_grams(mine, COPY_RUN) & _grams(theirs, COPY_RUN))
 
 
-def value_list(text: str, values: dict[str, str], lang: str) -> bool:
+def value_list(text: str, values: dict[str, str], lang: str, *, clauses: bool = True) -> bool:
     """The reviewed values strung together rather than described: field names as subjects
-    ("the pitch is ..., the tone is ..."), or most of the text their clauses copied verbatim."""
+    ("the pitch is ..., the tone is ..."), or (`clauses`) most of the text their clauses copied
+    verbatim. A model given the voice description instead of the values says its words again
+    (copied_description reads that)."""
     low = (text or "").lower()
     if lang == "zh":
         named = sum(1 for n in _FIELD_NAMES["zh"] if re.search(rf"{n}(为|是|：|:)", low))
@@ -198,16 +217,16 @@ def value_list(text: str, values: dict[str, str], lang: str) -> bool:
     if named >= LIST_NAMES or re.search(r"\b\w+\d+_\w+", text or ""):  # an internal name (Speaker2_middle-aged)
         return True
     words = units(text)
-    if not words:
+    if not words or not clauses:
         return False
-    clauses = {
+    found = {
         c.strip().lower()
         for f, v in values.items()
         if f != "speaker_name" and isinstance(v, str) and not is_empty_marker(v)
         for c in re.split(r"[，,；;。.()（）]", v)
         if len(units(c)) >= 2
     }
-    hits = [c for c in clauses if c in low]
+    hits = [c for c in found if c in low]
     copied = sum(len(units(c)) for c in hits)
     return len(hits) >= LIST_CLAUSES and copied / len(words) >= LIST_SHARE
 
@@ -267,6 +286,105 @@ def gender_conflict(text: str, values: dict[str, str], lang: str, field_name: st
     return None
 
 
+def _near_copy(a: str, b: str) -> bool:
+    """Nearly the same words (Jaccard >= FACTS_SAME over 5+ words): a copy with a word changed."""
+    sa, sb = set(units(a)), set(units(b))
+    return min(len(sa), len(sb)) >= 5 and len(sa & sb) / len(sa | sb) >= FACTS_SAME
+
+
+def copied_description(text: str, reviewed: str) -> bool:
+    """The text restates the given voice description word for word: a sentence the same as it, or
+    a run of FACTS_RUN consecutive words shared with it."""
+    if not units(reviewed):
+        return False
+    if any(_near_copy(s, reviewed) for s in sentences(text)):
+        return True
+    return bool(_grams(units(text), FACTS_RUN) & _grams(units(reviewed), FACTS_RUN))
+
+
+def glued_word(text: str, sources: Iterable[str]) -> str | None:
+    """A word that is two consecutive words of a source run together ("hoarsevoice" for "hoarse
+    voice"): llama.cpp's DRY sampler penalizes a repeat of the prompt's words, and the 0.5B then
+    wrote the next word without its space rather than another word."""
+    pairs = {a + b: f"{a} {b}" for src in sources for a, b in zip(units(src), units(src)[1:])}
+    for w in units(text):
+        if len(w) >= 6 and w in pairs:
+            return w
+    return None
+
+
+def _raw_pairs(sources: Iterable[str]) -> dict[str, str]:
+    """{"hoarsevoice": "hoarse voice"}: consecutive word pairs of the sources, joined -> as written."""
+    out: dict[str, str] = {}
+    for src in sources:
+        words = re.findall(r"[^\W\d_][\w'-]*", src or "")
+        for a, b in zip(words, words[1:]):
+            out.setdefault((a + b).lower(), f"{a} {b}")
+    return out
+
+
+def repaired(text: str, facts: TextFacts) -> str:
+    """What can be mended without asking again: sentences that copy the instructions dropped when
+    others remain (the 0.5B appended the checker's reason to its rewrite), and two words of the
+    description or the transcript that DRY ran together written apart again ("hoarsevoice")."""
+    kept = [s for s in sentences(text) if not copied_instructions(s, facts.instructions)]
+    if kept and len(kept) < len(sentences(text)):
+        text = ("" if has_cjk(text) else " ").join(kept)
+    if facts.lang == "zh" or has_cjk(text):
+        return text
+    pairs = _raw_pairs((facts.reviewed, facts.transcript, *facts.neighbours))
+
+    def apart(m: re.Match) -> str:
+        return pairs.get(m.group(0).lower(), m.group(0)) if len(m.group(0)) >= 6 else m.group(0)
+
+    return re.sub(r"[^\W\d_][\w'-]*", apart, text)
+
+
+def names_speaker(text: str, values: dict[str, str], lang: str) -> bool:
+    """Whether the text names the reviewed gender (a noun or pronoun of it): a caption says who speaks."""
+    gender = canonical_closed("gender", values.get("gender"))
+    if gender not in ("male", "female"):
+        return True
+    return bool(_GENDER_WORDS["zh" if lang == "zh" else "en"][gender].search(text or ""))
+
+
+def level_disagreement(text: str, values: dict[str, str], lang: str) -> tuple[str, str] | None:
+    """(the words said, the reviewed level phrase) when the text calls the pitch or the pace
+    something the reviewed value is not: low for a medium or high pitch, fast for a moderate pace
+    (the review's own rule: the other side of medium, or two levels away; agents/levels.py)."""
+    if lang == "zh":
+        return None  # the Chinese level words are read by the review's parse tables only
+    P = phrases(lang)
+    for name, said_re, parse, table in (
+        ("pitch", _PITCH_SAID, P.PITCH_PARSE, P.PITCH_LEVEL),
+        ("speed", _SPEED_SAID, P.SPEED_PARSE, P.SPEED_LEVEL),
+    ):
+        reviewed = parse_level(str(values.get(name) or "").split(",")[0], parse)
+        if reviewed is None:
+            continue
+        for m in said_re.finditer(text or ""):
+            word = m.group(2).lower()
+            side = -1 if word in ("low", *_SLOW_WORDS) else 1
+            said = side * (2 if m.group(1) and m.group(1).lower() == "very" else 1)
+            if levels_disagree(reviewed, said):
+                return m.group(0), table[reviewed]
+    return None
+
+
+def transcript_name(text: str, transcript: str, values: dict[str, str]) -> str | None:
+    """A name from the transcript in the text ("Mr. John Dashwood is a mix of a gentle ... tone"):
+    the caption describes the speaker's voice, not the people the turn talks about. Words the
+    reviewed values use ("American" in the accent) are not names here."""
+    if has_cjk(transcript or ""):
+        return None
+    own = set(units(" ".join(str(v) for v in values.values() if isinstance(v, str))))
+    names = {n for n in _names(transcript) if len(n) > 2 and n not in _ABBREV and n not in own}
+    for w in re.findall(r"[\w']+", text or ""):
+        if w[:1].isupper() and w.lower() in names:
+            return w
+    return None
+
+
 _MSG = {
     "copied": "It copies the instructions' own words instead of describing this segment.",
     "list": "It lists the attribute names and values instead of describing the voice in sentences of your own.",
@@ -278,6 +396,12 @@ _MSG = {
     "bare": "It is a single word; describe the attitude of the delivery and the speech act of this turn in a short "
     "phrase.",
     "opening": "Its opening {o!r} is already used by another caption of this recording; begin differently.",
+    "quote_other": "It repeats a neighbouring turn word for word; say in your own words what this turn does.",
+    "glued": "It runs two words together ({w!r}); write them with a space.",
+    "copied_description": "It copies the voice description word for word; say it again in your own words.",
+    "who": "It does not say who is speaking; say who: a {g}.",
+    "disagrees": "It says {s!r}, but the reviewed voice has a {v}; keep to the voice description.",
+    "name": "It names {n}, whom the turn talks about; describe the speaker's own voice and name nobody.",
 }
 SOFT = ("opening",)
 # The reasons a relabel request carries: a model that answers with one copied them.
@@ -289,7 +413,7 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
     lang = facts.lang
     if copied_instructions(text, facts.instructions):
         return "copied", _MSG["copied"]
-    if value_list(text, facts.values, lang):
+    if value_list(text, facts.values, lang, clauses=not facts.reviewed):
         return "list", _MSG["list"]
     if field_name == "tone" and len(units(text)) < 2:
         return "bare", _MSG["bare"]
@@ -308,12 +432,33 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         if other:
             g = canonical_closed("gender", facts.values.get("gender"))
             return "gender", _MSG["gender"].format(o=other, g=g)
+    if field_name in ("caption", "contextual_inference") and copied_description(text, facts.reviewed):
+        return "copied_description", _MSG["copied_description"]
+    if field_name == "caption" and not names_speaker(text, facts.values, lang):
+        noun = "man" if canonical_closed("gender", facts.values.get("gender")) == "male" else "woman"
+        return "who", _MSG["who"].format(g=noun)
+    if field_name in ("caption", "contextual_inference"):
+        off = level_disagreement(text, facts.values, lang)
+        if off:
+            return "disagrees", _MSG["disagrees"].format(s=off[0], v=off[1])
+    if field_name == "caption":
+        name = transcript_name(text, facts.transcript, facts.values)
+        if name:
+            return "name", _MSG["name"].format(n=name)
+    if field_name in ("caption", "contextual_inference") and lang != "zh":
+        glued = glued_word(text, (facts.reviewed, facts.transcript, *facts.neighbours))
+        if glued:
+            return "glued", _MSG["glued"].format(w=glued)
     if field_name in ("caption", "contextual_inference") and cut_off(text, lang):  # a phrase has no end mark
         return "cut", _MSG["cut"]
     if field_name in ("caption", "contextual_inference") and any(
         quotes_transcript(s, facts.transcript) for s in sentences(text)
     ):
         return "quote", _MSG["quote"]
+    if field_name in ("caption", "contextual_inference") and any(
+        quotes_transcript(s, t) for s in sentences(text) for t in facts.neighbours
+    ):  # another turn's words: the 0.5B gave the next speaker's line as this speaker's thought
+        return "quote_other", _MSG["quote_other"]
     if field_name == "caption" and opening(text) and opening(text) in facts.used_openings:
         return "opening", _MSG["opening"].format(o=opening(text))
     return None

@@ -40,3 +40,18 @@ def levels_disagree(evidence: int, said: int) -> bool:
     (False, True, True)
     """
     return abs(evidence - said) >= 2 or (evidence > 0) - (evidence < 0) != (said > 0) - (said < 0)
+
+
+# An emotion intensity this many steps above the one the prosody and the transcript's valence carry
+# (the rules' own reading) is not what was heard: the 0.5B labeled all 8 calm turns of the bundled
+# example "happy (very strong)" (docs/agents-llm.md). The review sends it back; a relabel may then
+# not go this far above the suggestion.
+INTENSITY_EXCESS_STEPS = 2
+
+
+def intensity_of(value: str, P) -> int | None:
+    """The intensity step (0..4) an emotion label names, the longest phrase first ("very strong")."""
+    for i in sorted(range(len(P.INTENSITY)), key=lambda i: -len(P.INTENSITY[i])):
+        if P.INTENSITY[i] in value:
+            return i
+    return None

@@ -25,6 +25,7 @@ from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
+from ..facts import reviewed_sentence
 from ..phrases import phrases
 from . import prompts
 from .json_schemas import (
@@ -72,6 +73,13 @@ class OpenAIOptions:
     # Extra sampler settings for the compose calls (the local server's anti-repetition sampler:
     # the 0.5B looped one sentence until the length cap; docs/agents-llm.md).
     compose_sampling: dict[str, Any] = field(default_factory=dict)
+    # Compose from the reviewed voice facts phrased as one sentence (agents/facts.py), to be said
+    # again in the model's own words, instead of from the field values and the evidence: the
+    # small local models listed the values or wrote sentences wrong in meaning (docs/agents-llm.md).
+    compose_from_facts: bool = False
+    # The composed fields this model writes; the fallback (the rules) writes the others without
+    # a call (the 0.5B's contextual inferences failed the checks for 8 of 8 turns: docs/agents-llm.md).
+    compose_keys: tuple[str, ...] = COMPOSED_FIELDS
 
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
@@ -433,14 +441,21 @@ class OpenAIBackend:
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         self.stats.add(compose_calls=1)
         self.stats.note_segment(task.segment.key)
-        keys = list(COMPOSED_FIELDS)
         opts = self.options
+        keys = [k for k in COMPOSED_FIELDS if k in opts.compose_keys]
         revisions: dict[str, tuple[str, str]] = {}
         kept: dict[str, str] = {}  # texts with only a soft problem, in case no retry fixes it
         stuck: dict[str, tuple[str, str]] = {}  # {field: (text, kind)} answered again unchanged
         accepted: dict[str, str] = {}
         used = free_text.openings_of(task.earlier_captions)
         instructions = prompts.instruction_text(lang)
+        described = reviewed_sentence(task.values, lang) if opts.compose_from_facts else None
+        neighbours = tuple(
+            str(t["text"])
+            for where in ("previous", "next")
+            for t in task.context.get(where) or []
+            if isinstance(t, dict) and t.get("text")
+        )
 
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
             schema = compose_schema(ks, opts.max_compose_chars)
@@ -455,6 +470,7 @@ class OpenAIBackend:
                 revisions=revisions,
                 used_openings=used,
                 caption=accepted.get("caption"),
+                facts=described,
             )
             return system, user, schema
 
@@ -469,7 +485,14 @@ class OpenAIBackend:
                     instructions=instructions,
                     caption=caption if k == "contextual_inference" else None,
                     used_openings=used,
+                    reviewed=described or "",
+                    neighbours=neighbours,
                 )
+                mended = free_text.repaired(good[k], facts)
+                if mended != good[k]:
+                    log.info("composed %s of %s repaired: %r -> %r", k, task.segment.key, good[k], mended)
+                    good[k] = mended
+                    self.stats.add(repairs=1)
                 found = free_text.problem(k, good[k], facts)
                 if found and revisions.get(k, ("",))[0] == good[k]:
                     # The same text again: at this temperature every retry would repeat it (the
@@ -492,33 +515,41 @@ class OpenAIBackend:
                 revisions.setdefault(k, ("", why))
             return good, bad, 0
 
-        good, failed, _ = self._run(
-            self.reviewer,
-            keys,
-            schema_name="segment_compose",
-            build=build,
-            parse=parse,
-            max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
-            slot=self._slot(task.segment.speaker),
-            hotter_retries=False,
-            sampling=opts.compose_sampling,
-        )
+        # From facts, one call per field: the caption's call carries the voice description, the
+        # contextual inference's only the turns (given the description, the 0.5B described the voice again).
+        good, failed = {}, {}
+        for ask in [[k] for k in keys] if described else [keys]:
+            got, lost, _ = self._run(
+                self.reviewer,
+                ask,
+                schema_name="segment_compose",
+                build=build,
+                parse=parse,
+                max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
+                slot=self._slot(task.segment.speaker),
+                hotter_retries=False,
+                sampling=opts.compose_sampling,
+            )
+            good.update(got)
+            failed.update(lost)
         for k, (_text, kind) in stuck.items():  # answered with the rejected text again: not a good one
             del good[k]
             failed[k] = f"the same text was rejected again ({kind})"
         for k in [k for k in failed if k in kept]:
             good[k] = kept[k]
             del failed[k]
-        out = {k: good.get(k, "") for k in keys}
+        out = {k: good.get(k, "") for k in COMPOSED_FIELDS}
+        need = [k for k in COMPOSED_FIELDS if k not in keys]  # the fallback's by design, not a failure
         if failed:
             self.stats.add(failures=1, failed_fields=len(failed))
             log.warning(
                 "compose of %s failed for %s: %s", task.segment.key, ", ".join(failed), "; ".join(failed.values())
             )
-            if self.fallback is not None:
-                try:
-                    backup = self.fallback.compose(task)
-                    out.update({k: backup.get(k, "") for k in failed})
-                except Exception as exc:  # the fallback is another backend: never let it crash us either
-                    log.warning("fallback compose failed: %s", exc)
+            need += list(failed)
+        if need and self.fallback is not None:
+            try:
+                backup = self.fallback.compose(task)
+                out.update({k: backup.get(k, "") for k in need})
+            except Exception as exc:  # the fallback is another backend: never let it crash us either
+                log.warning("fallback compose failed: %s", exc)
         return out

@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 # colons (JSON) break a sequence. With 3 tokens allowed the 0.5B wrote "AmericanEnglish" rather
 # than repeat the reviewed accent's three tokens.
 COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 256}
+# The composed fields each model writes (from the reviewed facts as one sentence, agents/facts.py);
+# the rules write the rest. Measured on the bundled example (docs/agents-llm.md): the 0.5B's
+# contextual inferences quoted the transcript or the other speaker's turn for 8 of 8 turns.
+LOCAL_COMPOSE_KEYS: dict[str, tuple[str, ...]] = {"0.5b": ("caption",), "1.5b": ("caption", "contextual_inference")}
 LOCAL_COMPOSE_CHARS = 480  # 2-3 sentences; the looped answers ran to the 600-character cap
 
 
@@ -48,6 +52,8 @@ class LocalBackend(OpenAIBackend):
                 max_cited=2,
                 cache_slots=slots,
                 compose_sampling=dict(COMPOSE_SAMPLING),
+                compose_from_facts=True,
+                compose_keys=LOCAL_COMPOSE_KEYS.get(self.server.model.name, ("caption", "contextual_inference")),
                 max_compose_chars=min(options_from(endpoint).max_compose_chars, LOCAL_COMPOSE_CHARS),
             )
             super().__init__(endpoint, None, options=options, fallback=fallback)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...records import Contract, Evidence, Prediction, Segment
 from ...schema import CLOSED_FIELDS, EMOTION_INTENSITY, NONE_VALUE, is_empty_marker
+from ..facts import speaker_phrase
 from ..free_text import REASON_TEXT
 from ..phrases import phrases
 from .json_schemas import closed_choices
@@ -296,6 +297,27 @@ COMPOSE_FIELDS = {
         "reviewed attributes. Do not repeat the caption and do not quote the transcript."
     ),
 }
+# For small local models (OpenAIOptions.compose_from_facts): the reviewed voice facts come as one
+# plain sentence (agents/facts.py) to say again in the model's own words; told the field values
+# instead, the 0.5B and 1.5B strung them together or took a name in the transcript for the speaker.
+FACTS_SYSTEM = (
+    "You write the caption and the contextual inference of one speech segment for a speech annotation "
+    "system. The voice description in the data was checked against the recording: it is true. State nothing "
+    "that it, the transcript or the neighbouring turns do not support."
+)
+FACTS_FIELDS = {
+    "caption": (
+        "the voice description rewritten in one or two complete sentences of your own: other words and another "
+        "sentence structure than the description's, every fact kept (who is speaking, the voice, the accent, the "
+        "pitch, the pace, the feeling) and none added. Refer to the speaker with the pronoun of the described "
+        "gender, and name nobody."
+    ),
+    "contextual_inference": (
+        "one or two complete sentences on the likely situation and on what the speaker is doing in this turn, "
+        "inferred from this turn's transcript and the neighbouring turns (each marked as said by another speaker "
+        "or by the same speaker). Do not describe the voice and do not quote the transcript."
+    ),
+}
 _OPENINGS_RULE = "Other captions of this recording already begin with these words; begin the caption differently: "
 _REVISION_RULE = (
     "A check rejected your earlier text (revision_requests in the data, quoted from the checker, with the "
@@ -308,7 +330,8 @@ def instruction_text(lang: str) -> str:
     copied from the prompt is checked against (agents/free_text.py)."""
     lines = [_field_lines([f], lang) for f in FIELD_GUIDE]
     # The free-text checks' reasons too: the 0.5B answered a rewrite with the request's own words.
-    texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), _OPENINGS_RULE, _REVISION_RULE, REASON_TEXT]
+    texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), FACTS_SYSTEM, *FACTS_FIELDS.values()]
+    texts += [_OPENINGS_RULE, _REVISION_RULE, REASON_TEXT]
     return "\n".join([*texts, *lines])
 
 
@@ -322,12 +345,7 @@ def _compose_payload(
     def pick(names: tuple[str, ...]) -> dict[str, str]:
         return {n: values[n] for n in names if values.get(n) and not is_empty_marker(values[n])}
 
-    turns = []
-    for where in ("previous", "next"):
-        for t in context.get(where) or []:
-            if isinstance(t, dict) and t.get("text"):
-                who = "the same speaker" if t.get("same_speaker") else "another speaker"
-                turns.append({"when": "before" if where == "previous" else "after", "who": who, "said": t["text"]})
+    turns = _turns(context)
     summary = context.get("recording_summary")
     payload: dict[str, Any] = {
         "this_turn": {"key": segment.key, "duration_s": round(segment.duration, 1), "transcript": segment.text},
@@ -337,6 +355,36 @@ def _compose_payload(
         "neighbouring_turns": turns,
         "recording": _compact(summary) if summary else {},
         "evidence": evidence_json(evidence),
+    }
+    return {k: v for k, v in payload.items() if v or k == "this_turn"}
+
+
+def _turns(context: dict[str, Any]) -> list[dict[str, str]]:
+    """The neighbouring turns in order, each marked as another speaker's or the same speaker's."""
+    turns = []
+    for where in ("previous", "next"):
+        for t in context.get(where) or []:
+            if isinstance(t, dict) and t.get("text"):
+                who = "the same speaker" if t.get("same_speaker") else "another speaker"
+                turns.append({"when": "before" if where == "previous" else "after", "who": who, "said": t["text"]})
+    return turns
+
+
+def _facts_payload(segment: Segment, facts: str, who: str, context: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """For the caption: the voice description only. For the contextual inference: who speaks,
+    this turn's transcript, the neighbouring turns and the recording's kind (no voice description:
+    given it, the 0.5B described the voice again). No field values, no evidence."""
+    if "caption" in keys:
+        return {"voice_description": facts}
+    summary = context.get("recording_summary")
+    summary = (
+        {k: summary[k] for k in ("interaction", "n_speakers") if k in summary} if isinstance(summary, dict) else {}
+    )
+    payload: dict[str, Any] = {
+        "speaker": who,
+        "this_turn": {"transcript": segment.text},
+        "neighbouring_turns": _turns(context),
+        "recording": _compact(summary) if summary else {},
     }
     return {k: v for k, v in payload.items() if v or k == "this_turn"}
 
@@ -353,17 +401,25 @@ def compose_messages(
     revisions: dict[str, tuple[str, str]] | None = None,
     used_openings: tuple[str, ...] = (),
     caption: str | None = None,
+    facts: str | None = None,
 ) -> tuple[str, str]:
-    """(system, user) for writing `keys` (both composed fields by default). ``revisions``:
+    """(system, user) for writing `keys` (both composed fields by default). ``facts``: the
+    reviewed voice facts as one sentence (agents/facts.py) to paraphrase, sent instead of the
+    values and the evidence. ``revisions``:
     {field: (rejected text, why)} from the free-text checks; ``used_openings``: how the
     recording's earlier captions begin; ``caption``: the accepted caption when only the
     contextual inference is rewritten (so it does not repeat it)."""
     keys = list(keys or COMPOSE_FIELDS)
     system = (
-        f"{COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
+        f"{FACTS_SYSTEM if facts else COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. "
+        "Answer with one JSON object and nothing else."
     )
-    payload = _compose_payload(segment, values, evidence, context)
-    if caption and "caption" not in keys:
+    guide = FACTS_FIELDS if facts else COMPOSE_FIELDS
+    if facts:
+        payload = _facts_payload(segment, facts, speaker_phrase(values, lang), context, keys)
+    else:
+        payload = _compose_payload(segment, values, evidence, context)
+    if caption and "caption" not in keys and not facts:
         payload["caption"] = caption
     requests = {k: {"rejected": t, "request": why} for k, (t, why) in (revisions or {}).items() if k in keys}
     if requests:
@@ -371,10 +427,10 @@ def compose_messages(
     # No example sentences: small models copy an example verbatim instead of describing this
     # segment (measured with the 0.5B and the 1.5B; docs/agents-llm.md).
     parts = [
-        "Fields to write:\n" + "\n".join(f"- {k}: {COMPOSE_FIELDS[k]}" for k in keys),
+        "Fields to write:\n" + "\n".join(f"- {k}: {guide[k]}" for k in keys),
         "Answer as {" + ", ".join(f'"{k}": ...' for k in keys) + "}.",
     ]
-    if "caption" in keys and used_openings:
+    if "caption" in keys and used_openings and not facts:  # the 0.5B copied a listed opening
         parts.append(_OPENINGS_RULE + json.dumps(list(used_openings), ensure_ascii=False))
     if requests:
         parts.append(_REVISION_RULE)

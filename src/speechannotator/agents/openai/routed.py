@@ -17,7 +17,7 @@ from dataclasses import replace
 from ...records import Evidence, Prediction, Verdict
 from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import levels_disagree, parse_level, suggestion_of
+from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level, suggestion_of
 from ..phrases import phrases
 from .backend import OpenAIBackend, citable, level_choices
 from .prompts import evidence_json, instruction_text
@@ -186,6 +186,11 @@ class RoutedBackend:
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
         out: dict[str, list[str]] = {}
         for f in fields:
+            if f == "emotion":  # any emotion, at most one step more intense than the suggestion's
+                bounded = self._emotion_choices(task, lang)
+                if bounded:
+                    out[f] = bounded
+                continue
             choices = self._choices(f, lang)
             want = level_of(f, suggestion_of(task.revision_requests.get(f, "")), lang)
             if choices is None or want is None:
@@ -194,6 +199,17 @@ class RoutedBackend:
             if ok:
                 out[f] = ok
         return out
+
+    def _emotion_choices(self, task: LabelTask, lang: str) -> list[str]:
+        """For an emotion relabel: the "label (intensity)" pairs no more intense than the review's
+        rule allows over the suggestion. Measured: told the suggestion in words, the 0.5B answered
+        the rejected "happy (very strong)" again on 5 of 8 turns."""
+        choices = self._choices("emotion", lang)
+        P = phrases(lang)
+        want = intensity_of(suggestion_of(task.revision_requests.get("emotion", "")) or "", P)
+        if choices is None or want is None:
+            return []
+        return [c for c in choices if (i := intensity_of(c, P)) is not None and i - want < INTENSITY_EXCESS_STEPS]
 
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))

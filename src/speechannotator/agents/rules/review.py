@@ -15,7 +15,7 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Verdict
 from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
-from ..levels import SUGGEST, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, SUGGEST, intensity_of, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -53,6 +53,7 @@ _MSG = {
         "bg_missed": "场景证据显示存在明显背景声，而标注为“{v}”。",
         "env_unsupported": "环境“{v}”缺少声学场景证据支持（可能来自文本内容）。",
         "emo_arousal": "情绪“{v}”与韵律唤醒度（{a:+.2f}）矛盾。",
+        "emo_intensity": "情绪“{v}”的强度高于韵律唤醒度（{a:+.2f}）和文本情感所支持的强度。",
         "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
         "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
@@ -73,6 +74,8 @@ _MSG = {
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
+        "emo_intensity": "Emotion '{v}' is more intense than the prosodic arousal ({a:+.2f}) and the "
+        "transcript's valence carry.",
         "pitch": "The pitch description disagrees with the F0 evidence's level (other side of medium, "
         "or two or more levels away).",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
@@ -234,6 +237,10 @@ class _Reviewer:
         if (lid in HIGH_AROUSAL and a <= -0.5) or (lid in LOW_AROUSAL and a >= 1.5):
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
             return self.reject("emotion", self.M["emo_arousal"].format(v=p.value, a=a), sug)
+        sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
+        said, heard = intensity_of(str(p.value), self.P), intensity_of(str(sug), self.P)
+        if said is not None and heard is not None and said - heard >= INTENSITY_EXCESS_STEPS:
+            return self.reject("emotion", self.M["emo_intensity"].format(v=p.value, a=a), sug)
         return self.accept("emotion", f"compatible with arousal {a:+.2f}")
 
     def _pitch(self, p: Prediction) -> Verdict:
