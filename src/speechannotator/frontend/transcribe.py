@@ -15,7 +15,10 @@ identified per span, so code-switching is handled in two cheap checks:
 - after a span is decoded, a segment whose text is in the wrong script for the span's
   language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
   uncertain gets its own language id and, when that differs, is re-decoded alone (when it
-  agrees and the span left the segment without words, it is decoded alone in that language).
+  agrees and the span left the segment without words, it is decoded alone in that language);
+- a segment the span's decode left without words and too short for its own language id (or
+  any such segment when the language is fixed) is decoded alone in the span's language (a
+  window lost to a repetition loop would otherwise lose its voice's short turns).
 
 Last, the recording-level language prior (`settle_languages`) moves a segment out of a
 language the recording gives no real evidence of.
@@ -339,10 +342,13 @@ class _Transcriber:
             _fill(s, buckets[s.key], 0.0, lang, prob)
             if s.duration >= MIN_LID_SECONDS * 0.5:
                 self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
-        if len(group) > 1 and self.cfg.code_switch and not self.cfg.language:
+        if len(group) > 1:
+            checks = self.cfg.code_switch and not self.cfg.language
             for s in group:
-                if s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
+                if checks and s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
                     self.redecode_if_other_language(s, lang)
+                elif not s.words:
+                    self.refill(s, LanguageGuess(lang, prob))
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
         packed = self.packed([seg])
@@ -364,18 +370,27 @@ class _Transcriber:
             self.heard.append(Heard((seg.key,), own.language, float(own.probability), packed.seconds))
             if not seg.words:
                 # The window's decode skipped this segment's speech: decode it alone (the
-                # encoder pass of the language id just run is reused); keep the more complete.
-                before = _Decoding.of(seg)
-                self.decode_group([seg], own)
-                if len(seg.words) <= len(before.words):
-                    before.restore(seg)
-                else:
-                    self.stats.refilled_segments += 1
+                # encoder pass of the language id just run is reused).
+                self.refill(seg, own)
             return
         if own.probability < 0.5:
             return
         self.stats.redecoded_segments += 1
         self.decode_group([seg], own)
+
+    def refill(self, seg: Segment, guess: LanguageGuess) -> None:
+        """A segment the window's decode left without words, decoded alone in `guess`'s language;
+        the more complete transcript is kept. A short turn (under MIN_LID_SECONDS, too short for
+        its own language id) takes the window's language, which is its voice's in a speaker
+        window: when Whisper falls into a repetition loop the whole window's text is dropped as a
+        hallucination, and a voice's short turns would otherwise be lost with it (the telephone
+        call ff_tel_b: "is unavailable", "MGCP", "backslash" each come back alone)."""
+        before = _Decoding.of(seg)
+        self.decode_group([seg], guess)
+        if len(seg.words) <= len(before.words):
+            before.restore(seg)
+        else:
+            self.stats.refilled_segments += 1
 
     def choose_windows(self) -> list[list[Segment]]:
         """`pack_by = "auto"`: one voice per window, unless a voice says too little to carry its
