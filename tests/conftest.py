@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
+
+
+def pytest_configure(config):
+    # A suite started in the background (`nohup ... &`) inherits an ignored SIGINT, and so would the CLI
+    # processes the Ctrl-C tests start: they would then test the launcher, not the program's handling.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
