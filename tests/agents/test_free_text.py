@@ -290,6 +290,12 @@ def test_the_facts_sentence_opens_with_what_is_distinctive_about_the_turn():
         "In a busy street, over traffic noise, a middle-aged man with a clear voice speaks standard American English "
         "at a moderate pace and a medium pitch, sounding happy."
     )
+    # An opening an earlier caption used: the next distinctive fact leads, then the plain order.
+    said = reviewed_sentence(lower, "en")
+    assert reviewed_sentence(lower, "en", [said]).startswith("With a pause between phrases, a young woman with a")
+    earlier = [said, "With a pause between phrases, she speaks.", "With a slightly hoarse voice, she speaks."]
+    assert reviewed_sentence(lower, "en", earlier).startswith("A young woman with a slightly hoarse voice speaks")
+    assert reviewed_sentence(plain, "en", [reviewed_sentence(plain, "en")]) == reviewed_sentence(plain, "en")
     # In Chinese too: a pitch above the speaker's usual leads, said with the level.
     zh = {
         "gender": "女",

@@ -17,7 +17,10 @@ none of these keeps the plain order. Same values, same sentence: byte-reproducib
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..schema import canonical_closed, is_empty_marker
+from . import free_text
 from .levels import intensity_of, parse_level
 from .phrases import parse_emotion, phrases
 
@@ -143,25 +146,38 @@ def salience(values: dict[str, str], lang: str) -> dict[str, int]:
     return score
 
 
-def salient_fact(values: dict[str, str], lang: str) -> str | None:
-    """The most distinctive fact of the turn (a name of `_LEAD_ORDER`), None when all are ordinary."""
+def distinctive_facts(values: dict[str, str], lang: str) -> list[str]:
+    """The turn's distinctive facts (names of `_LEAD_ORDER`), most distinctive first."""
     score = salience(values, lang)
-    best = max(_LEAD_ORDER, key=lambda k: (score[k], -_LEAD_ORDER.index(k)))
-    return best if score[best] > 0 else None
+    return sorted((k for k in _LEAD_ORDER if score[k] > 0), key=lambda k: (-score[k], _LEAD_ORDER.index(k)))
 
 
-def reviewed_sentence(values: dict[str, str], lang: str) -> str:
+def salient_fact(values: dict[str, str], lang: str) -> str | None:
+    """The most distinctive fact of the turn, None when all are ordinary."""
+    return next(iter(distinctive_facts(values, lang)), None)
+
+
+def reviewed_sentence(values: dict[str, str], lang: str, earlier_captions: Sequence[str] = ()) -> str:
     """One plain sentence of the reviewed voice facts (English or Chinese), opening with the
     turn's most distinctive fact (`salient_fact`), e.g. "At a low pitch, lower than her usual, a
     young woman with a slightly hoarse voice speaks standard American English at a moderate pace,
     with a pause between phrases." With nothing distinctive: "A young woman with a clear voice
     speaks standard American English at a moderate pace and a medium pitch, sounding neutral."
-    Values that are empty or the none marker are left out."""
+    When an earlier caption of the recording already opens like that, the next distinctive fact
+    leads, then the plain order (the models keep the given frame, so a repeated lead is a repeated
+    opening); if every order is taken, the most distinctive. Values that are empty or the none
+    marker are left out."""
+    taken = set(free_text.openings_of(earlier_captions))
+    orders = [*distinctive_facts(values, lang), None]
+    options = [_sentence(values, lang, lead) for lead in orders]
+    return next((s for s in options if free_text.opening(s) not in taken), options[0])
+
+
+def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:
     texture, accent = _given(values, "texture"), _given(values, "accent")
     pitch, speed = _level(values, "pitch", lang), _level(values, "speed", lang)
     para, bg, env = _given(values, "paralinguistic"), _given(values, "background_sound"), _given(values, "environment")
     feeling = _emotion(values, lang)
-    lead = salient_fact(values, lang)
     rel = _pitch_relative(values, lang)
     pauses = any(m in _given(values, "speed") for m in _LONG_PAUSES)
     if lang == "zh":

@@ -449,7 +449,7 @@ class OpenAIBackend:
         accepted: dict[str, str] = {}
         used = free_text.openings_of(task.earlier_captions)
         instructions = prompts.instruction_text(lang)
-        described = reviewed_sentence(task.values, lang) if opts.compose_from_facts else None
+        described = reviewed_sentence(task.values, lang, task.earlier_captions) if opts.compose_from_facts else None
         neighbours = tuple(
             str(t["text"])
             for where in ("previous", "next")
