@@ -102,16 +102,29 @@ def segment_stats(segments, max_len: float) -> dict:
     }
 
 
-def language_stats(conv: rv.Conversation, segments) -> dict:
+def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
     """Languages of the transcribed segments against the recording: segments in a language no
-    other segment of the recording has (`lang_alone`), in a language none of its voices speaks
-    (`lang_foreign`), and seconds labelled otherwise than the language of the voice they
-    overlap most (`lang_wrong_s`, of `lang_s`)."""
+    other segment of the recording has (`lang_alone`; the pieces of one ASR segment split at a
+    speaker change, touching each other, count as one), split into those whose own language id is
+    strong (`lang_alone_strong`: the prior's STRONG_LID over at least MIN_LID_SECONDS, or words
+    that fit it better than the prior's language, `kept` = the ASR's `asr_language_kept` spans)
+    and those without (`lang_alone_weak`); in a language none of its
+    voices speaks (`lang_foreign`), and seconds labelled otherwise than the language of the voice
+    they overlap most (`lang_wrong_s`, of `lang_s`)."""
+    from speechannotator.frontend.transcribe import MIN_LID_SECONDS, STRONG_LID
+
     spoken = {rv.VOICES[v].language for v in conv.voices}
-    said = [s for s in segments if s.language and s.text]
-    count: dict[str, int] = {}
+    said = sorted((s for s in segments if s.language and s.text), key=lambda s: s.start)
+    stretches: list[list] = []  # touching pieces of one language: one ASR segment split at a word change
     for s in said:
-        count[s.language] = count.get(s.language, 0) + 1
+        last = stretches[-1][-1] if stretches else None
+        if last is not None and last.language == s.language and s.start - last.end <= 0.01:
+            stretches[-1].append(s)
+        else:
+            stretches.append([s])
+    count: dict[str, int] = {}
+    for st in stretches:
+        count[st[0].language] = count.get(st[0].language, 0) + 1
     wrong = 0.0
     for s in said:
         overlap: dict[str, float] = {}
@@ -121,8 +134,18 @@ def language_stats(conv: rv.Conversation, segments) -> dict:
                 overlap[u.speaker] = overlap.get(u.speaker, 0.0) + o
         if overlap and rv.VOICES[max(sorted(overlap), key=overlap.get)].language != s.language:
             wrong += s.end - s.start
+    alone = [st[0] for st in stretches if count[st[0].language] == 1]
+
+    def strong(s) -> bool:
+        if (s.language_probability or 0.0) >= STRONG_LID and s.duration >= MIN_LID_SECONDS:
+            return True
+        return any(lang == s.language and min(s.end, b) - max(s.start, a) > 0 for a, b, lang in kept)
+
+    strong_alone = [s for s in alone if strong(s)]
     return {
-        "lang_alone": sum(count[s.language] == 1 for s in said),
+        "lang_alone": len(alone),
+        "lang_alone_strong": len(strong_alone),
+        "lang_alone_weak": len(alone) - len(strong_alone),
         "lang_foreign": sum(s.language not in spoken for s in said),
         "lang_wrong_s": round(wrong, 2),
         "lang_s": round(sum(s.end - s.start for s in said), 2),
@@ -186,7 +209,7 @@ def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", dia
         "text": text_scores(conv, res.segments),
         "word_splits": res.info.get("word_change_splits", 0),
         **segment_stats(res.segments, cfg.max_segment_s),
-        **language_stats(conv, res.segments),
+        **language_stats(conv, res.segments, res.info.get("asr_language_kept", ())),
     }
     return row
 
@@ -203,6 +226,7 @@ def fmt(r: dict) -> str:
         f"DER {_pct(r['der']):5.1f} (noov {_pct(r['der_noov']):5.1f}) JER {r['jer']:5.1f}  {txt}  "
         f"seg p50 {r['seg_p50']:.1f} max {r['seg_max']:.1f}  "
         f"pur {r['purity']:.0f} cov {r['coverage']:.0f}  langs {','.join(r['languages'])}  RTF {r['rtf']:.2f}"
+        + (f"  alone {r['lang_alone_strong']}+{r['lang_alone_weak']}" if "lang_alone_strong" in r else "")
     )
 
 
@@ -221,7 +245,7 @@ def summarize(rows: list[dict]) -> dict:
         if txt:
             out["cpwer_over_wer"] = round(out["cpwer"] / max(out["wer"], 1e-9), 2)
         out["over_max"] = sum(r["over_max"] for r in sub)
-        for k in ("lang_alone", "lang_foreign", "lang_wrong_s", "lang_s"):
+        for k in ("lang_alone", "lang_alone_strong", "lang_alone_weak", "lang_foreign", "lang_wrong_s", "lang_s"):
             if any(k in r for r in sub):
                 out[k] = round(sum(r.get(k, 0) for r in sub), 2)
         out["seg_max"] = max(r["seg_max"] for r in sub)

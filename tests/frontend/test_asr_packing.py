@@ -157,3 +157,33 @@ def test_auto_windows_join_a_voice_that_says_little_only_when_the_voices_share_a
     stats = transcribe(audio, SR, segs, AsrConfig(pack_by="auto"), backend=_VoiceLanguageAsr("en"))
     assert stats["asr_windows_by"] == "speaker" and stats["asr_decodes"] == 2
     assert [[w.text for w in s.words] for s in segs] == [[f"w{i + 1}"] for i in range(4)]
+
+
+class _LoopingWindowAsr(_RunsAsr):
+    """A clip holding more than one turn falls into a repetition loop (one piece over the whole
+    clip, far too repetitive: dropped as a hallucination); a turn alone decodes cleanly."""
+
+    def decode(self, clip, language):
+        dec = super().decode(clip, language)
+        if len(dec.pieces[0].words) < 2:
+            return dec
+        loop = Piece(0.0, len(clip) / SR, " M-G-C-P" + "-N" * 60, dec.pieces[0].words, -0.1, 9.0, 0.05)
+        return Decoded(dec.language, dec.language_probability, [loop])
+
+
+def test_short_turns_of_a_window_lost_to_a_repetition_loop_are_decoded_alone():
+    # Each voice's window (A: 2.6 s, 1.1 s, 1.0 s turns; B: two of 4 s) comes back as one looping
+    # piece and is dropped; every turn is decoded alone in the window's language, A's short ones
+    # too (too short for their own language id).
+    turns = [(0.5, 3.1, "A"), (3.5, 7.5, "B"), (8.0, 9.1, "A"), (9.5, 13.5, "B"), (14.0, 15.0, "A")]
+    audio = np.zeros(16 * SR, np.float32)
+    for i, (a, b, _) in enumerate(turns):
+        audio[int(a * SR) : int(b * SR)] = (i + 1) / 100
+    for language in (None, "en"):  # identified per window, or fixed by the settings
+        segs = [_seg(i, a, b, spk) for i, (a, b, spk) in enumerate(turns)]
+        stats = transcribe(
+            audio, SR, segs, AsrConfig(pack_by="speaker", language=language), backend=_LoopingWindowAsr()
+        )
+        assert [[w.text for w in s.words] for s in segs] == [[f"w{i + 1}"] for i in range(5)], language
+        assert stats["asr_refilled"] == 5 and stats["asr_dropped"] == {"repetitive": 2}
+        assert all(s.language == "en" for s in segs)

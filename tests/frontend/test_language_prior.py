@@ -18,10 +18,11 @@ class _WindowAsr:
 
     name = "scripted-windows"
 
-    def __init__(self, langs, truth=None, skip_in_windows=()):
+    def __init__(self, langs, truth=None, skip_in_windows=(), empty_in=None):
         self.langs = langs
         self.truth = truth or {}  # index -> the language really spoken (words fit it best)
         self.skip = set(skip_in_windows)  # segments whose words a window of several drops
+        self.empty_in = empty_in or {}  # index -> language a decode of it gives no words in
 
     def _first(self, clip):
         return int(np.round(clip[clip > 0] * 100).astype(int).min()) - 1
@@ -40,6 +41,8 @@ class _WindowAsr:
             if not here or (here & self.skip and len(covered) > 1):
                 continue
             k = max(here)
+            if self.empty_in.get(k) == lang:
+                continue
             p = 0.9 if self.truth.get(k, lang) == lang else 0.3
             words.append(RawWord(f" {lang}{k}", i / SR + 0.1, i / SR + 0.9, p))
         return Decoded(lang, 0.9, [Piece(0.0, len(clip) / SR, "".join(w.text for w in words), words, -0.2, 1.2, 0.05)])
@@ -100,6 +103,7 @@ def test_a_move_is_refused_when_the_words_fit_the_own_language_better():
     stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "nl"}))
     assert [s.language for s in segs] == ["en", "en", "nl", "en"]
     assert segs[2].text.startswith("nl2") and stats["asr_language_prior_refused"] == 1
+    assert stats["asr_language_kept"] == [[segs[2].start, segs[2].end, "nl"]]
     audio, segs = _conversation(turns)
     stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=_WindowAsr(ids, truth={2: "en"}))
     assert [s.language for s in segs] == ["en"] * 4 and stats["asr_language_prior"] == 1
@@ -113,3 +117,18 @@ def test_a_turn_the_window_decode_skipped_is_decoded_alone():
     stats = transcribe(audio, SR, segs, AsrConfig(), backend=asr)
     assert stats["asr_spans"] == 1 and stats["asr_refilled"] == 1
     assert [w.text for w in segs[1].words] == ["en1"] * 3
+
+
+def test_a_language_id_whose_decode_gave_no_words_establishes_nothing():
+    # fff_tel's Dutch actress on the telephone, each turn alone: one turn Dutch at 0.66 (words),
+    # one Portuguese at 0.76 that decodes to nothing in Portuguese, one German at 0.21. The old
+    # prior counted the empty Portuguese turn as the voice's best-supported language and moved the
+    # German turn into Portuguese (a language nobody speaks, alone in the call). Words heard
+    # are the evidence: Dutch is her language, both other turns are decoded in Dutch.
+    audio, segs = _conversation([("A", 5), ("B", 2.5), ("A", 4), ("B", 3), ("A", 4), ("B", 3.5)])
+    ids = {0: ("en", 0.99), 1: ("nl", 0.66), 2: ("en", 0.99), 3: ("pt", 0.76), 4: ("en", 0.99), 5: ("de", 0.21)}
+    asr = _WindowAsr(ids, truth={1: "nl", 3: "nl", 5: "nl"}, empty_in={3: "pt"})
+    stats = transcribe(audio, SR, segs, AsrConfig(mode="segment"), backend=asr)
+    assert [s.language for s in segs] == ["en", "nl"] * 3, [(s.language, s.text) for s in segs]
+    assert segs[3].text.startswith("nl3") and segs[5].text.startswith("nl5")
+    assert stats["asr_language_prior"] == 2

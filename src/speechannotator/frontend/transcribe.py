@@ -15,7 +15,10 @@ identified per span, so code-switching is handled in two cheap checks:
 - after a span is decoded, a segment whose text is in the wrong script for the span's
   language (CJK in a non-Chinese span or none in a Chinese one) or whose words are unusually
   uncertain gets its own language id and, when that differs, is re-decoded alone (when it
-  agrees and the span left the segment without words, it is decoded alone in that language).
+  agrees and the span left the segment without words, it is decoded alone in that language);
+- a segment the span's decode left without words and too short for its own language id (or
+  any such segment when the language is fixed) is decoded alone in the span's language (a
+  window lost to a repetition loop would otherwise lose its voice's short turns).
 
 Last, the recording-level language prior (`settle_languages`) moves a segment out of a
 language the recording gives no real evidence of.
@@ -76,6 +79,7 @@ class AsrStats:
     redecoded_segments: int = 0
     language_prior: int = 0  # segments moved to a language heard elsewhere in the recording
     language_prior_refused: int = 0  # moves undone: the words fit worse in the prior's language
+    language_kept: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, language) of those
     refilled_segments: int = 0  # segments the window's decode left without words, decoded alone
     windows_by: str = ""  # pack_by = "auto": what the windows were grouped by ("time" / "speaker")
     language_ids: int = 0  # backend language-id calls (each shares the encoder pass of the decode after it)
@@ -93,6 +97,7 @@ class AsrStats:
             "asr_redecoded": self.redecoded_segments,
             "asr_language_prior": self.language_prior,
             "asr_language_prior_refused": self.language_prior_refused,
+            "asr_language_kept": [list(k) for k in self.language_kept],
             "asr_refilled": self.refilled_segments,
             "asr_windows_by": self.windows_by,
             "asr_dropped": dict(self.dropped_pieces),
@@ -337,10 +342,13 @@ class _Transcriber:
             _fill(s, buckets[s.key], 0.0, lang, prob)
             if s.duration >= MIN_LID_SECONDS * 0.5:
                 self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
-        if len(group) > 1 and self.cfg.code_switch and not self.cfg.language:
+        if len(group) > 1:
+            checks = self.cfg.code_switch and not self.cfg.language
             for s in group:
-                if s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
+                if checks and s.duration >= MIN_LID_SECONDS and (_script_mismatch(s.text, lang) or _suspect(s)):
                     self.redecode_if_other_language(s, lang)
+                elif not s.words:
+                    self.refill(s, LanguageGuess(lang, prob))
 
     def redecode_if_other_language(self, seg: Segment, span_language: str) -> None:
         packed = self.packed([seg])
@@ -362,18 +370,27 @@ class _Transcriber:
             self.heard.append(Heard((seg.key,), own.language, float(own.probability), packed.seconds))
             if not seg.words:
                 # The window's decode skipped this segment's speech: decode it alone (the
-                # encoder pass of the language id just run is reused); keep the more complete.
-                before = _Decoding.of(seg)
-                self.decode_group([seg], own)
-                if len(seg.words) <= len(before.words):
-                    before.restore(seg)
-                else:
-                    self.stats.refilled_segments += 1
+                # encoder pass of the language id just run is reused).
+                self.refill(seg, own)
             return
         if own.probability < 0.5:
             return
         self.stats.redecoded_segments += 1
         self.decode_group([seg], own)
+
+    def refill(self, seg: Segment, guess: LanguageGuess) -> None:
+        """A segment the window's decode left without words, decoded alone in `guess`'s language;
+        the more complete transcript is kept. A short turn (under MIN_LID_SECONDS, too short for
+        its own language id) takes the window's language, which is its voice's in a speaker
+        window: when Whisper falls into a repetition loop the whole window's text is dropped as a
+        hallucination, and a voice's short turns would otherwise be lost with it (the telephone
+        call ff_tel_b: "is unavailable", "MGCP", "backslash" each come back alone)."""
+        before = _Decoding.of(seg)
+        self.decode_group([seg], guess)
+        if len(seg.words) <= len(before.words):
+            before.restore(seg)
+        else:
+            self.stats.refilled_segments += 1
 
     def choose_windows(self) -> list[list[Segment]]:
         """`pack_by = "auto"`: one voice per window, unless a voice says too little to carry its
@@ -431,15 +448,16 @@ class _Transcriber:
         evidence as it stands after decoding, before any move, so one move cannot make the next
         (a language id of one window, however uncertain, once pulled a whole call into a
         language nobody spoke). Code-switching survives: a confidently identified second
-        language is established and stays."""
+        language is established and stays. A segment left without words in a language the
+        recording does not establish is decoded in the established one too (kept when words come)."""
         by_key = {s.key: s for s in segments}
         established = _established(self.heard, by_key)
         moves: list[tuple[Segment, LanguageGuess]] = []
         for seg in sorted(segments, key=lambda s: s.start):
             lang = seg.language
-            if not lang or not seg.text or lang in established:
+            if not lang or lang in established:
                 continue
-            if seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS:
+            if seg.text and seg.language_probability >= STRONG_LID and seg.duration >= MIN_LID_SECONDS:
                 continue
             evidence = _evidence(self.heard, by_key, exclude=seg.key)
             pool = {k: v for k, v in (evidence["speaker"].get(seg.speaker) or {}).items() if k in established}
@@ -451,11 +469,16 @@ class _Transcriber:
         for seg, guess in moves:
             before, fit = _Decoding.of(seg), _fit(seg)
             self.decode_group([seg], guess)
+            if not seg.words and not before.words:
+                # Empty in its own language and in the prior's: nothing heard, keep it as it was.
+                before.restore(seg)
+                continue
             if _fit(seg) < fit:
                 # Decoded in the prior's language the words fit worse than in the segment's own:
                 # strong evidence of its own, so it keeps its language and transcript.
                 before.restore(seg)
                 self.stats.language_prior_refused += 1
+                self.stats.language_kept.append((round(seg.start, 3), round(seg.end, 3), seg.language))
                 continue
             self.stats.language_prior += 1
 
@@ -483,13 +506,16 @@ class _Transcriber:
 def _support(heard: list[Heard], by_key: dict[str, Segment], exclude: str | None = None):
     """Confident language evidence (seconds x probability) per observation that does not cover
     segment `exclude` (a segment's own language id would vouch for itself). Only the language
-    each segment still has counts (a later re-decode may have changed it)."""
+    each segment still has counts (a later re-decode may have changed it), and only segments
+    that decoding in it gave words: an id whose decode comes back empty is not speech heard in
+    that language (the Dutch actress on 8-kHz telephone identified as Portuguese at 0.76 decoded
+    to nothing, yet made Portuguese her best-supported language and drew her next turn into it)."""
     for h in heard:
         if (exclude is not None and exclude in h.keys) or h.probability < CONFIDENT_LID or h.seconds < MIN_LID_SECONDS:
             continue
         for k in h.keys:
             seg = by_key.get(k)
-            if seg is not None and seg.language == h.language:
+            if seg is not None and seg.language == h.language and seg.text:
                 yield h, seg, seg.duration * h.probability
 
 
