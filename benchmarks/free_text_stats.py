@@ -10,7 +10,9 @@ or gender words against the reviewed gender, texts cut mid-sentence, value lists
 compose-from-facts prompts also: texts the rules wrote (their caption rebuilt from the record's
 values, their inference's fixed speech-act sentences), captions not saying who speaks, pitch or
 pace words against the reviewed levels, captions naming a person from the transcript, and texts
-that copy the voice description (agents/facts.py, rebuilt from the values). The checks only
+that copy the voice description (agents/facts.py, rebuilt from the values); captions that are
+that description itself (the fallback from facts since the rules' value list was replaced; not
+counted as copies nor among the LLM's openings). The checks only
 count: no model runs here.
 """
 
@@ -84,6 +86,7 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "cut_mid_sentence": 0,
         "value_lists": 0,
         "rules_captions": 0,
+        "facts_captions": 0,
         "rules_inferences": 0,
         "caption_without_who": 0,
         "pitch_or_pace_contradicted": 0,
@@ -91,7 +94,7 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "copied_voice_description": 0,
         "glued_words": 0,
     }
-    llm_openings = []
+    llm_openings, earlier = [], []
     for r in records:
         values = {f: r.get(f, "") for f in LABELED_FIELDS}
         cap, ctx = r.get("caption", ""), r.get("contextual_inference", "")
@@ -100,16 +103,18 @@ def stats(records: list[dict], lang: str = "en") -> dict:
             out["repeated_sentence"] += ft.repeated_sentence(text) is not None
             out["cut_mid_sentence"] += ft.cut_off(text, lang)
             out["value_lists"] += ft.value_list(text, values, lang)
-        by_rules = cap == rules_caption(r, lang)
+        said = reviewed_sentence(values, lang, earlier)
+        earlier.append(cap)
+        by_rules, by_facts = cap == rules_caption(r, lang), cap == said
         out["rules_captions"] += by_rules
+        out["facts_captions"] += by_facts
         out["rules_inferences"] += rules_inference(ctx, lang)
-        if not by_rules:
+        if not by_rules and not by_facts:
             llm_openings.append(ft.opening(cap))
         out["caption_without_who"] += not ft.names_speaker(cap, values, lang)
         out["pitch_or_pace_contradicted"] += sum(ft.level_disagreement(t, values, lang) is not None for t in (cap, ctx))
         out["caption_names_transcript_person"] += ft.transcript_name(cap, r.get("text", ""), values) is not None
-        said = reviewed_sentence(values, lang)
-        out["copied_voice_description"] += sum(ft.copied_description(t, said) for t in (cap, ctx))
+        out["copied_voice_description"] += sum(ft.copied_description(t, said) for t in (cap, ctx) if t != said)
         out["glued_words"] += sum(ft.glued_word(t, (said, r.get("text", ""))) is not None for t in (cap, ctx))
         out["copied_prompt_open_fields"] += sum(copied(str(r.get(f, "")), ins) for f in OPEN_COPY_FIELDS)
         out["inference_repeats_caption"] += ft.repeats_caption(ctx, cap) is not None

@@ -12,7 +12,7 @@ from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 from speechannotator import agents
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
-from speechannotator.agents.facts import reviewed_sentence
+from speechannotator.agents.facts import reviewed_sentence, salience, salient_fact
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.agents.openai.prompts import compose_messages, instruction_text, label_messages
 from speechannotator.agents.openai.routed import RoutedBackend
@@ -219,9 +219,9 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
         "background_sound": "none",
     }
     said = reviewed_sentence(values, "en")
-    assert said == (
-        "A middle-aged man with a deep and slightly hoarse voice speaks standard American English at a slightly "
-        "slow pace and a moderately low pitch, sounding very angry."
+    assert said == (  # a strong emotion is what is most distinctive about the turn: it leads
+        "Sounding very angry, a middle-aged man with a deep and slightly hoarse voice speaks standard American "
+        "English at a slightly slow pace and a moderately low pitch."
     )
     zh = {
         "gender": "女",
@@ -250,6 +250,81 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
     with_reason = own + " It copies the voice description word for word; say it again in your own words."
     assert ft.repaired(with_reason, f) == own  # the checker's reason appended to the rewrite
     assert ft.repaired(own, f) == own
+
+
+def test_the_facts_sentence_opens_with_what_is_distinctive_about_the_turn():
+    plain = {
+        **FEMALE,
+        "pitch": "medium pitch, some rise and fall",
+        "speed": "moderate pace, fluent delivery",
+        "texture": "clear voice",
+        "emotion": "happy (very weak)",  # the rules' reading of almost any calm turn: not distinctive
+        "paralinguistic": "none",
+        "background_sound": "none",
+    }
+    assert salient_fact(plain, "en") is None
+    assert reviewed_sentence(plain, "en") == (
+        "A young woman with a clear voice speaks standard American English at a moderate pace and a medium pitch, "
+        "sounding happy."
+    )
+    # The bundled example's turns (their reviewed values): each opens where it differs, every fact kept.
+    lower = {**plain, "pitch": "low pitch, clearly varying intonation, lower than the speaker's usual"}
+    lower |= {"paralinguistic": "pause between phrases", "texture": "slightly hoarse"}
+    assert salience(lower, "en") == {
+        "emotion": 0, "scene": 0, "paralinguistic": 2, "pitch": 3, "speed": 0, "texture": 1
+    }  # fmt: skip
+    assert reviewed_sentence(lower, "en") == (
+        "At a low pitch, lower than her usual, a young woman with a slightly hoarse voice speaks standard American "
+        "English at a moderate pace, sounding happy, with a pause between phrases."
+    )
+    slow = {**plain, "speed": "slightly slow pace, with long pauses between phrases", "texture": "slightly hoarse"}
+    assert reviewed_sentence(slow, "en").startswith(
+        "At a slightly slow pace, with long pauses between phrases, a young woman with a slightly hoarse voice speaks"
+    )
+    hoarse = {**plain, **MALE, "texture": "deep and slightly hoarse", "emotion": "neutral (moderate)"}
+    assert reviewed_sentence(hoarse, "en").startswith("With a deep and slightly hoarse voice, a middle-aged man speaks")
+    happy = {**plain, **MALE, "emotion": "happy (moderate)"}
+    assert reviewed_sentence(happy, "en").startswith("Sounding happy, a middle-aged man with a clear voice speaks")
+    street = {**happy, "background_sound": "traffic noise", "environment": "busy street"}  # scene ties emotion: 3 > 2
+    assert reviewed_sentence(street, "en") == (
+        "In a busy street, over traffic noise, a middle-aged man with a clear voice speaks standard American English "
+        "at a moderate pace and a medium pitch, sounding happy."
+    )
+    # An opening an earlier caption used: the next distinctive fact leads, then the plain order.
+    said = reviewed_sentence(lower, "en")
+    assert reviewed_sentence(lower, "en", [said]).startswith("With a pause between phrases, a young woman with a")
+    earlier = [said, "With a pause between phrases, she speaks.", "With a slightly hoarse voice, she speaks."]
+    assert reviewed_sentence(lower, "en", earlier).startswith("A young woman with a slightly hoarse voice speaks")
+    assert reviewed_sentence(plain, "en", [reviewed_sentence(plain, "en")]) == reviewed_sentence(plain, "en")
+    # In Chinese too: a pitch above the speaker's usual leads, said with the level.
+    zh = {
+        "gender": "女",
+        "age": "青年",
+        "pitch": "整体音高中等，较其平时偏高",
+        "speed": "语速适中",
+        "emotion": "平静（中等）",
+    }
+    assert reviewed_sentence(zh, "zh") == "整体音高中等，较其平时偏高，一位青年女性，语速适中，情绪平静。"
+
+
+def test_the_facts_sentence_is_the_caption_when_no_model_caption_passes():
+    values = {**FEMALE, "pitch": "medium pitch, higher than the speaker's usual", "speed": "moderate pace"}
+    said = reviewed_sentence(values, "en")
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    answers = [{"caption": said}] * 3  # the description itself each time: a copy, then stuck
+    with _compose_server(answers) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        opts = OpenAIOptions(retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",))
+        out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, values, {}, {}, "en"))
+    assert out == {"caption": said, "contextual_inference": "rules inference."}
+    assert said.startswith("At a medium pitch, higher than her usual, a young woman")
+    # Not from facts (the openai backend's own prompt): the rules' caption stays the fallback.
+    with _compose_server([{"caption": "The pitch is medium, the speed is moderate, the tone is flat."}] * 3) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        out = OpenAIBackend(ep, options=OpenAIOptions(retry_backoff_s=0.01), fallback=RulesLike()).compose(
+            ComposeTask(seg, values, {}, {}, "en")
+        )
+    assert out["caption"] == "rules caption."
 
 
 def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_and_retries_a_copy():

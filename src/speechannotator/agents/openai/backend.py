@@ -449,7 +449,7 @@ class OpenAIBackend:
         accepted: dict[str, str] = {}
         used = free_text.openings_of(task.earlier_captions)
         instructions = prompts.instruction_text(lang)
-        described = reviewed_sentence(task.values, lang) if opts.compose_from_facts else None
+        described = reviewed_sentence(task.values, lang, task.earlier_captions) if opts.compose_from_facts else None
         neighbours = tuple(
             str(t["text"])
             for where in ("previous", "next")
@@ -552,4 +552,9 @@ class OpenAIBackend:
                 out.update({k: backup.get(k, "") for k in need})
             except Exception as exc:  # the fallback is another backend: never let it crash us either
                 log.warning("fallback compose failed: %s", exc)
+        if described and "caption" in failed:
+            # From facts, the description itself is a better caption than the rules' value list: the
+            # same reviewed facts, one sentence opening with what is distinctive about this turn.
+            out["caption"] = described
+            log.info("caption of %s: the reviewed facts sentence (no model caption passed)", task.segment.key)
         return out
