@@ -5,6 +5,7 @@ The bad texts are the local models' own answers on the bundled example (docs/age
 
 from __future__ import annotations
 
+import doctest
 import json
 
 from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
@@ -243,6 +244,10 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
     assert kind("contextual_inference", "He asks again: was he a mad man?", f) == "quote_other"
     # DRY's side effect on the 0.5B (verbatim): a word of the description written without its space.
     assert kind("caption", "A middle-aged man with a deep and slightly hoarsevoice sounds furious.", f) == "glued"
+    # The 1.5B's Chinese leaking into an English caption (verbatim in substance).
+    assert (
+        kind("caption", "A man with a deep, rough voice speaks standard American英语, sounding furious.", f) == "script"
+    )
     # What can be mended without asking again (the 0.5B's own answers, verbatim in substance).
     assert ft.repaired("His slightly hoarsevoice stays moderatelyLow; he sounds furious.", f) == (
         "His slightly hoarse voice stays moderately low; he sounds furious."
@@ -348,3 +353,7 @@ def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_an
     data = json.loads(first.split("<recording_data>\n")[1].split("\n</recording_data>")[0])
     assert data == {"voice_description": said}  # no field values, no transcript, no evidence
     assert "word for word" in bodies[1]["messages"][-1]["content"]
+
+
+def test_doctests():
+    assert doctest.testmod(ft).failed == 0

@@ -340,6 +340,23 @@ def repaired(text: str, facts: TextFacts) -> str:
     return re.sub(r"[^\W\d_][\w'-]*", apart, text)
 
 
+def foreign_script(text: str, transcript: str) -> str | None:
+    """A run of CJK characters in a text meant to be English, unless the transcript has it.
+
+    The 1.5B wrote "standard American英语" (docs/agents-llm.md): its Chinese pretraining leaks into
+    English text, and no other check reads scripts.
+
+    >>> foreign_script("A woman speaks standard American英语 at a slow pace.", "Hello.")
+    '英语'
+    >>> foreign_script("A woman speaks standard American English at a slow pace.", "Hello.") is None
+    True
+    """
+    for run in re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+", text or ""):
+        if run not in (transcript or ""):
+            return run
+    return None
+
+
 def names_speaker(text: str, values: dict[str, str], lang: str) -> bool:
     """Whether the text names the reviewed gender (a noun or pronoun of it): a caption says who speaks."""
     gender = canonical_closed("gender", values.get("gender"))
@@ -402,6 +419,7 @@ _MSG = {
     "who": "It does not say who is speaking; say who: a {g}.",
     "disagrees": "It says {s!r}, but the reviewed voice has a {v}; keep to the voice description.",
     "name": "It names {n}, whom the turn talks about; describe the speaker's own voice and name nobody.",
+    "script": "It mixes in {w!r}, which is not English; write every word in English.",
 }
 SOFT = ("opening",)
 # The reasons a relabel request carries: a model that answers with one copied them.
@@ -449,6 +467,10 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         glued = glued_word(text, (facts.reviewed, facts.transcript, *facts.neighbours))
         if glued:
             return "glued", _MSG["glued"].format(w=glued)
+    if field_name in ("caption", "contextual_inference") and lang != "zh":
+        foreign = foreign_script(text, facts.transcript)
+        if foreign:
+            return "script", _MSG["script"].format(w=foreign)
     if field_name in ("caption", "contextual_inference") and cut_off(text, lang):  # a phrase has no end mark
         return "cut", _MSG["cut"]
     if field_name in ("caption", "contextual_inference") and any(
