@@ -280,7 +280,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/real_timeline_bench"))
     ap.add_argument("--quick", action="store_true", help="six recordings instead of the whole development set")
     ap.add_argument("--core", action="store_true", help="the ten 2-4 speaker recordings the targets are judged on")
-    ap.add_argument("--only", nargs="*", help="names of development-set recordings to run")
+    ap.add_argument("--only", nargs="*", help="names of development-set (or --held-out-2) recordings to run")
+    ap.add_argument(
+        "--held-out-2", action="store_true", help="the second held-out set (stop 20) instead of the development set"
+    )
     ap.add_argument(
         "--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices"
     )
@@ -342,9 +345,17 @@ def main() -> None:
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:
-        specs = list(rv.QUICK_SET if args.quick else rv.CORE_SET if args.core else rv.DEV_SET)
+        specs = list(
+            rv.HELD_OUT_2
+            if args.held_out_2
+            else rv.QUICK_SET
+            if args.quick
+            else rv.CORE_SET
+            if args.core
+            else rv.DEV_SET
+        )
         if args.only:
-            specs = [s for s in rv.DEV_SET if s.name in args.only]
+            specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if s.name in args.only]
     rows = []
     for spec in specs:
         conv = rv.build(spec)
