@@ -221,6 +221,89 @@ def test_a_cluster_holding_two_voices_is_split_and_one_voice_is_not():
     assert _split_mixed(y, one, 8, 0.8, 16, 1500).max() == 0
 
 
+def _two_close_voices(rng, turns=20, per_turn=20):
+    """Two voices whose centres sit at ~0.83 raw cosine (between split_similarity 0.8 and
+    merge_similarity 0.85, like Allison and forig on a telephone line), speaking in alternate
+    turns (speech regions) of `per_turn` windows."""
+    q, _ = np.linalg.qr(rng.normal(size=(64, 4)))
+    q = q.T
+    centres = np.stack([q[0] + 0.45 * q[1], q[0] + 0.45 * q[2]])
+    groups = np.repeat(np.arange(turns), per_turn)
+    who = groups % 2
+    x = centres[who] + 0.08 * rng.normal(size=(len(groups), 64))
+    return x / np.linalg.norm(x, axis=1, keepdims=True), who, groups, centres, q
+
+
+def test_halves_between_the_limits_split_when_the_recordings_own_model_says_two_voices():
+    from speechannotator.frontend.clustering import _split_mixed, _TwoCovariance
+
+    x, who, groups, centres, q = _two_close_voices(np.random.default_rng(3))
+    one = np.zeros(len(x), int)
+    # The raw-cosine rule alone keeps them together (halves at ~0.83 >= 0.8).
+    assert _split_mixed(x, one, 8, 0.8, 16, 1500).max() == 0
+    model = _TwoCovariance.fit(x, groups, 16)
+    split = _split_mixed(x, one, 8, 0.8, 16, 1500, band_limit=0.85, two_voices=lambda a, b: model.llr(a, b, 4) < -5.0)
+    assert split.max() == 1
+    assert len(set(zip(who.tolist(), split.tolist()))) == 2  # the split follows the voices
+    # Above the band (halves more alike than merge_similarity) the model is not asked.
+    assert _split_mixed(x, one, 8, 0.8, 16, 1500, band_limit=0.8, two_voices=lambda a, b: True).max() == 0
+
+
+def test_two_covariance_llr_ranks_one_varying_voice_above_two_voices():
+    from speechannotator.frontend.clustering import _TwoCovariance
+
+    rng = np.random.default_rng(5)
+    x, who, groups, centres, q = _two_close_voices(rng)
+    two = _TwoCovariance.fit(x, groups, 16).llr(x[who == 0], x[who == 1], 4)
+    # One voice that varies window by window along a direction (what it says) by as much as the two
+    # voices differ: its halves along that direction are as far apart in raw cosine, but the
+    # within-speaker covariance, estimated from windows of one region, has seen that variation.
+    u = rng.normal(size=(len(x), 1))
+    y = centres[0] + 0.45 * u * q[3] + 0.08 * rng.normal(size=(len(x), 64))
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    h = u[:, 0] > 0
+    ra, rb = (y[m].mean(axis=0) / np.linalg.norm(y[m].mean(axis=0)) for m in (h, ~h))
+    assert float(ra @ rb) < 0.9
+    one = _TwoCovariance.fit(y, groups, 16).llr(y[h], y[~h], 4)
+    assert one > two + 100
+
+
+def test_a_speaker_heard_in_one_turn_and_close_to_another_joins_it():
+    from speechannotator.frontend.clustering import _join_single_turns
+
+    rng = np.random.default_rng(11)
+    x, who, groups, centres, q = _two_close_voices(rng)
+    # Voice 0's turns 0 and 2 came out as speakers of their own (labels 2 and 3).
+    labels = who.copy()
+    labels[groups == 0] = 2
+    labels[groups == 2] = 3
+    sep = np.stack([x[labels == j].mean(axis=0) for j in range(4)])
+    sep /= np.linalg.norm(sep, axis=1, keepdims=True)
+    assert (sep[2:] @ sep[0] > 0.8).all()  # each is as alike to voice 0 as one voice
+    joined = _join_single_turns(x, labels, groups, 0.6, 0.8, 1)
+    assert joined.max() == 1
+    assert len(set(zip(who.tolist(), joined.tolist()))) == 2
+    # Spread over several turns, a speaker stays (a real voice speaks in several turns) ...
+    spread = who.copy()
+    spread[np.isin(groups, [0, 2, 4])] = 2
+    assert _join_single_turns(x, spread, groups, 0.6, 0.8, 1).max() == 2
+    # ... and a one-turn speaker less alike than the limit stays too.
+    assert _join_single_turns(x, labels, groups, 0.6, 0.999, 1).max() == 3
+
+
+def test_centered_clustering_splits_two_close_voices_with_the_speech_regions():
+    # The close pair above joined by average linkage (a stop of -0.5 joins everything, as one stop
+    # joins the closest voices of a recording with many): the raw split rule alone leaves one
+    # speaker; with the speech regions the in-recording model splits them along the voices.
+    kw = {"method": "centered", "threshold": -0.5, "merge_similarity": 0.85, "min_windows": 8}
+    for seed in (13, 17):
+        x, who, groups, _, _ = _two_close_voices(np.random.default_rng(seed))
+        assert estimate_clusters(x, split_similarity=0.8, **kw).num_speakers == 1
+        res = estimate_clusters(x, split_similarity=0.8, groups=groups, split_llr=-5.0, single_turn_share=0.6, **kw)
+        assert res.num_speakers == 2
+        assert len(set(zip(who.tolist(), res.labels.tolist()))) == 2
+
+
 # -- segment table ----------------------------------------------------------------------------
 
 
