@@ -60,9 +60,11 @@ class DiarizationConfig(_Section):
     # Halves between split_similarity and merge_similarity split too when the recording's own
     # two-covariance model (within-speaker covariance from windows 4-8 hops apart in one speech
     # region, between = total - within, top split_llr_dims principal directions) gives them a
-    # log-likelihood ratio (one voice vs two) below split_llr. Measured -2 to -10 (dims 4-16): the
-    # same 33/37 counts on the real voices (was 31/37); at 0 or -2 with 8-16 dims a held-out call
-    # over-split. None: off.
+    # log-likelihood ratio (one voice vs two) below split_llr. Real voices (2-4 speakers, with
+    # single_turn_share 0.6): 35/37 at 16 dims and -5 or -10 (and 4 dims, -2); 34/37 at the
+    # neighbouring settings (mfmf_tel_c or mfm_tel_h flips), 33/37 at -20 with 4-8 dims; 31/37
+    # without both rules. Without single_turn_share, 0 or -2 with 8-16 dims over-split a held-out
+    # call. None: off.
     split_llr: float | None = -5.0
     split_llr_dims: int = 16
     # A speaker with at least this share of its windows in one speech region (one turn) whose raw

@@ -32,7 +32,10 @@ Two rules use the recording's speech regions (`groups`, the VAD region of each w
   shared audio, almost always one voice), between-speaker B = total - W, both in the
   recording's top `split_llr_dims` (16) principal directions. This split Allison and forig on a
   reverberant and a telephone channel (halves at raw 0.82-0.84, LLR -19 and below) while one
-  voice's halves in that band stayed above -5 on the development and held-out sets.
+  voice's halves in that band stayed above -5 (the closest at -4.9: a narrow margin, see
+  docs/timeline.md). The proposal picks halves that are apart, so the LLR is no calibrated
+  probability, only a second opinion inside the band; a voice whose one turn sounds different
+  (another room) has that difference in the between-speaker covariance and may be split.
 - `single_turn_share` (0.6): a speaker with at least that share of its windows in one speech
   region, whose raw centroid is at least `split_similarity` to another speaker's, joins it:
   every real voice of the benchmark speaks in several turns, a voice's one long turn in noise

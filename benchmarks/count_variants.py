@@ -1,0 +1,283 @@
+"""Speaker-count variants on cached window embeddings of the real-voice conversations.
+
+The window embeddings (VAD regions, 1.6 s Resemblyzer windows) of every `real_voices.DEV_SET`
+conversation are computed once and cached (`--cache`, default /tmp/count_cache); each variant then
+runs the real `frontend.diarize.diarize` on the cached windows with `estimate_clusters` replaced,
+and is scored like `real_timeline_bench.py --diarization-only` (speaker count, DER with a 0.25 s
+collar). `before` reproduces the benchmark's numbers before the split_llr / single_turn_share rules
+(dev 21/25, held out 10/12, DER 6.9 %); `default` is the shipped clustering.
+
+Variants (docs/timeline.md, "Tried for the count and not kept", has the numbers):
+
+- `wccn*`: the windows whitened by the recording's own within-speaker covariance W, estimated from
+  the differences of windows 4-8 hops apart in one VAD region (no shared audio, one voice almost
+  always), shrunk towards a scaled identity (`a`), in the recording's top `pca` principal
+  directions; average linkage in that space (`wccn`) or only the split proposals there
+  (`wccn_prop`).
+- `split_llr*` / `single_turn*`: the default's two in-recording rules (frontend/clustering.py,
+  DiarizationConfig.split_llr and single_turn_share) alone and at other settings; `before`: both off.
+- `transition`: a found speaker (of three or more) most of whose windows sit in runs between two
+  different other speakers inside one speech region, and whose raw centroid is as alike as one
+  voice (`merge_similarity`) to a blend of two other speakers' centroids, is the windows straddling
+  their changes: it dissolves into the nearest speakers.
+
+    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/count_variants.py [--only NAMES] [--long MINUTES]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import pickle
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_voices as rv
+
+from speechannotator.config import Config
+from speechannotator.frontend import clustering as C
+from speechannotator.frontend import diarize as D
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
+
+
+def cached(spec: rv.Spec, cache: Path) -> dict:
+    """Audio, VAD regions, window embeddings and reference of one conversation (computed once)."""
+    from speechannotator.audio import load_audio
+    from speechannotator.frontend.embeddings import embed_windows
+    from speechannotator.frontend.vad import detect_speech
+
+    path = cache / f"{spec.name}.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    cfg = Config()
+    conv = rv.build(spec)
+    audio = load_audio(rv.write(conv, cache / "wav"))
+    regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
+    win = embed_windows(audio.samples, audio.sample_rate, regions, hop_s=cfg.diarization.hop_s)
+    d = {
+        "name": spec.name,
+        "voices": conv.voices,
+        "sr": audio.sample_rate,
+        "samples": audio.samples.astype(np.float32),
+        "regions": regions,
+        "win": win,
+        "ref": conv.speech_rows(),
+    }
+    path.write_bytes(pickle.dumps(d))
+    return d
+
+
+# ---- in-recording covariances -------------------------------------------------------------------
+
+
+def within_cov(y: np.ndarray, region: np.ndarray, gmin: int = 4, gmax: int = 8) -> np.ndarray:
+    """Within-speaker covariance from windows gmin..gmax hops apart inside one VAD region."""
+    d = [y[g:][region[g:] == region[:-g]] - y[:-g][region[g:] == region[:-g]] for g in range(gmin, gmax + 1)]
+    d = np.concatenate(d)
+    return d.T @ d / (2 * max(1, len(d)))
+
+
+def top_dims(x: np.ndarray, k: int) -> np.ndarray:
+    _, _, vt = np.linalg.svd(x - x.mean(0), full_matrices=False)
+    return vt[:k].T
+
+
+def whitener(x: np.ndarray, region: np.ndarray, a: float, pca: int) -> np.ndarray:
+    p = top_dims(x, pca) if pca else np.eye(x.shape[1])
+    w = within_cov(x @ p, region)
+    w = (1 - a) * w + a * np.trace(w) / len(w) * np.eye(len(w))
+    vals, vecs = np.linalg.eigh(w)
+    return p @ vecs @ np.diag(vals**-0.5) @ vecs.T
+
+
+# ---- variants -----------------------------------------------------------------------------------
+
+
+def wccn(a: float, pca: int, threshold: float, over: dict, proposals_only: bool = False):
+    """Average linkage on whitened windows (or only the split proposals whitened)."""
+
+    def run(v, d, **kw):
+        kw = {**kw, **over}
+        x = _unit(v.astype(np.float64))
+        t = whitener(x, np.asarray(d["win"].region_index), a, pca)
+        orig = C._split_two
+        if proposals_only:
+            xw = _unit(x @ t)
+            C._split_two = lambda xx, idx, mp: orig(xw, idx, mp)
+            try:
+                return C.estimate_clusters(v, **kw)
+            finally:
+                C._split_two = orig
+        # the centered space replaced by the whitened one: feed vectors whose centering gives it
+        z = (x - x.mean(0)) @ t
+        kw = dict(kw, threshold=threshold)
+        res = C.estimate_clusters(z + 0.0, **{**kw, "split_similarity": None, "merge_similarity": 2.0})
+        labels = res.labels
+        raw = _unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels, raw = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
+        labels = C._split_mixed(x, labels, kw["min_windows"], kw["split_similarity"], kw["max_speakers"], 1500)
+        zc = _unit(z)
+        cc = _unit(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels = np.argmax(zc @ cc.T, 1)
+        labels = np.searchsorted(np.unique(labels), labels)
+        raw = _unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels, _ = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
+        return _result(x, labels)
+
+    return run
+
+
+def _between_share(labels: np.ndarray, region: np.ndarray) -> np.ndarray:
+    """Per speaker: share of its windows in runs with two different other speakers on both sides (one region)."""
+    k = labels.max() + 1
+    out, i, n = np.zeros(k), 0, len(labels)
+    while i < n:
+        j = i
+        while j + 1 < n and labels[j + 1] == labels[i] and region[j + 1] == region[i]:
+            j += 1
+        if i > 0 and j + 1 < n and region[i - 1] == region[i] == region[j + 1] and labels[i - 1] != labels[j + 1]:
+            out[labels[i]] += j - i + 1
+        i = j + 1
+    return out / np.maximum(np.bincount(labels, minlength=k), 1)
+
+
+def _blend_fit(raw: np.ndarray, j: int) -> float:
+    others = [k for k in range(len(raw)) if k != j]
+    return max(
+        float(_unit(a * raw[p] + (1 - a) * raw[q]) @ raw[j])
+        for p, q in itertools.combinations(others, 2)
+        for a in np.linspace(0, 1, 21)
+    )
+
+
+def transition(base=None, share: float = 0.5):
+    """Dissolve found speakers that are the windows straddling two others' changes."""
+
+    def run(v, d, **kw):
+        res = base(v, d, **kw) if base else C.estimate_clusters(v, **kw)
+        if kw.get("num_speakers"):
+            return res
+        x = _unit(v.astype(np.float64))
+        xc = _unit(x - x.mean(0))
+        region = np.asarray(d["win"].region_index)
+        labels = res.labels.copy()
+        while labels.max() + 1 >= 3:
+            k = labels.max() + 1
+            raw = _unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+            s = _between_share(labels, region)
+            cand = [j for j in range(k) if s[j] >= share and _blend_fit(raw, j) >= kw["merge_similarity"]]
+            if not cand:
+                break
+            j = min(cand, key=lambda c: (labels == c).sum())
+            keep = [c for c in range(k) if c != j]
+            cc = _unit(np.stack([xc[labels == c].mean(0) for c in keep]))
+            labels[labels == j] = np.array(keep)[np.argmax(xc[labels == j] @ cc.T, 1)]
+            labels = np.searchsorted(np.unique(labels), labels)
+        return res if labels.max() + 1 == res.num_speakers else _result(x, labels)
+
+    return run
+
+
+def _result(x: np.ndarray, labels: np.ndarray) -> C.ClusterResult:
+    k = labels.max() + 1
+    raw = _unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+    sims = raw @ raw.T
+    np.fill_diagonal(sims, -1.0)
+    xc = _unit(x - x.mean(0))
+    cc = _unit(np.stack([xc[labels == j].mean(0) for j in range(k)]))
+    return C.ClusterResult(
+        labels, k, raw.astype(np.float32), float(sims.max()) if k > 1 else 1.0, x.mean(0).astype(np.float32), cc
+    )
+
+
+def settings(**over):
+    """estimate_clusters with DiarizationConfig-level arguments changed."""
+    return lambda v, d, **kw: C.estimate_clusters(v, **{**kw, **over})
+
+
+BEFORE = {"split_llr": None, "single_turn_share": None}  # the clustering before these rules
+VARIANTS = {
+    "default": None,
+    "before": settings(**BEFORE),
+    "wccn a0.6 pca16 t0.1": wccn(0.6, 16, 0.1, BEFORE),
+    "wccn a0.6 pca16 t0.0": wccn(0.6, 16, 0.0, BEFORE),
+    "wccn_prop a0.3 pca16": wccn(0.3, 16, 0.1, BEFORE, proposals_only=True),
+    "split_llr only": settings(single_turn_share=None),
+    "split_llr -2 dims 4 only": settings(single_turn_share=None, split_llr=-2.0, split_llr_dims=4),
+    "split_llr -10": settings(split_llr=-10.0),
+    "split_llr -20": settings(split_llr=-20.0),
+    "split_llr dims 8": settings(split_llr_dims=8),
+    "single_turn 0.6 only": settings(split_llr=None),
+    "single_turn 0.8": settings(single_turn_share=0.8),
+    "single_turn 1.0": settings(single_turn_share=1.0),
+    "transition (before)": transition(settings(**BEFORE)),
+    "split_llr + transition": transition(settings(single_turn_share=None)),
+}
+
+
+def evaluate(convs: list[dict], fn) -> dict:
+    """The real diarize() on cached windows with estimate_clusters replaced by `fn` (None: today's)."""
+    import real_timeline_bench as rb
+
+    cfg = Config().diarization
+    saved = D.embed_windows, D.estimate_clusters
+    rows = {}
+    try:
+        for d in convs:
+            D.embed_windows = lambda *a, _w=d["win"], **k: _w
+            if fn is not None:
+                D.estimate_clusters = lambda v, _d=d, **kw: fn(v, _d, **kw)
+            res = D.diarize(d["samples"], d["sr"], d["regions"], cfg)
+            sc = rb.diarization_scores(d["ref"], [(t.start, t.end, t.speaker) for t in res.turns])
+            rows[d["name"]] = {"found": res.num_speakers, "true": len(d["voices"]), "der": sc["der"], **sc}
+    finally:
+        D.embed_windows, D.estimate_clusters = saved
+    return rows
+
+
+def summary(rows: dict) -> str:
+    def pool(sel) -> str:
+        sub = [r for n, r in rows.items() if sel(n, r)]
+        if not sub:
+            return "-"
+        der = 100 * sum(r["der"][0] for r in sub) / sum(r["der"][1] for r in sub)
+        return f"{sum(r['found'] == r['true'] for r in sub)}/{len(sub)} DER {der:.1f}%"
+
+    small = lambda r: 2 <= r["true"] <= 4  # noqa: E731
+    miss = " ".join(f"{n}:{r['true']}->{r['found']}" for n, r in rows.items() if r["found"] != r["true"])
+    return (
+        f"dev {pool(lambda n, r: small(r) and not n.endswith('_h'))} | held out {pool(lambda n, r: n.endswith('_h'))}"
+        f" | 2-4 {pool(lambda n, r: small(r))} | miss {miss or '-'}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/count_cache"))
+    ap.add_argument("--only", nargs="*", help="conversation names (default: the whole DEV_SET)")
+    ap.add_argument("--long", type=float, metavar="MINUTES", help="instead: the long recording with 12 voices")
+    ap.add_argument("--variants", nargs="*", help=f"names (default: all): {', '.join(VARIANTS)}")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore", message=".*uem.*")
+    args.cache.mkdir(parents=True, exist_ok=True)
+    specs = [rv.long_spec(args.long)] if args.long else [s for s in rv.DEV_SET if not args.only or s.name in args.only]
+    convs = [cached(s, args.cache) for s in specs]
+    for name in args.variants or VARIANTS:
+        rows = evaluate(convs, VARIANTS[name])
+        if args.long:
+            r = next(iter(rows.values()))
+            der = 100 * r["der"][0] / r["der"][1]
+            print(f"{name:34s} found {r['found']}/12 DER {der:.1f}% purity {r['purity']} coverage {r['coverage']}")
+        else:
+            print(f"{name:34s} {summary(rows)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
