@@ -4,8 +4,7 @@ The window embeddings (VAD regions, 1.6 s Resemblyzer windows) of every `real_vo
 conversation are computed once and cached (`--cache`, default /tmp/count_cache); each variant then
 runs the real `frontend.diarize.diarize` on the cached windows with `estimate_clusters` replaced,
 and is scored like `real_timeline_bench.py --diarization-only` (speaker count, DER with a 0.25 s
-collar). `before` reproduces the benchmark's numbers before the split_llr / single_turn_share rules
-(dev 21/25, held out 10/12, DER 6.9 %); `default` is the shipped clustering.
+collar). `default` reproduces the benchmark's numbers (dev 21/25, held out 10/12, DER 6.9 %).
 
 Variants (docs/timeline.md, "Tried for the count and not kept", has the numbers):
 
@@ -14,8 +13,13 @@ Variants (docs/timeline.md, "Tried for the count and not kept", has the numbers)
   always), shrunk towards a scaled identity (`a`), in the recording's top `pca` principal
   directions; average linkage in that space (`wccn`) or only the split proposals there
   (`wccn_prop`).
-- `split_llr*` / `single_turn*`: the default's two in-recording rules (frontend/clustering.py,
-  DiarizationConfig.split_llr and single_turn_share) alone and at other settings; `before`: both off.
+- `split_llr`: halves of a cluster between `split_similarity` and `merge_similarity` (0.8-0.85)
+  split when the recording's own two-covariance (PLDA-style) model gives them a log-likelihood
+  ratio (one voice vs two) below -5: within-speaker covariance W from windows 4-8 hops apart in one
+  speech region, between-speaker B = total - W, both in the recording's top 16 principal
+  directions; a half of n windows counts n / 4 (four consecutive windows share audio).
+- `single_turn`: a speaker with at least 60 % of its windows in one speech region whose raw
+  centroid is at least `split_similarity` alike to another speaker joins it.
 - `transition`: a found speaker (of three or more) most of whose windows sit in runs between two
   different other speakers inside one speech region, and whose raw centroid is as alike as one
   voice (`merge_similarity`) to a blend of two other speakers' centroids, is the windows straddling
@@ -31,6 +35,7 @@ import itertools
 import pickle
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -97,14 +102,86 @@ def whitener(x: np.ndarray, region: np.ndarray, a: float, pca: int) -> np.ndarra
     return p @ vecs @ np.diag(vals**-0.5) @ vecs.T
 
 
+def _within_covariance(y: np.ndarray, groups: np.ndarray, gaps: range = range(4, 9)) -> tuple[np.ndarray, int]:
+    """Within-speaker covariance from pairs of windows `gaps` hops apart inside one speech region:
+    1.6 s windows every 0.4 s share no audio from 4 hops on, and one region is almost always one
+    voice, so their differences are what one voice varies by (words, noise, room)."""
+    diffs = [y[g:][groups[g:] == groups[:-g]] - y[:-g][groups[g:] == groups[:-g]] for g in gaps if g < len(y)]
+    d = np.concatenate(diffs) if diffs else np.zeros((0, y.shape[1]))
+    return d.T @ d / (2 * max(1, len(d))), len(d)
+
+
+@dataclass
+class _TwoCovariance:
+    """A recording's own speaker model in its top principal directions: windows y = s + e with
+    speakers s ~ N(0, between) and e ~ N(0, within) (the two-covariance / PLDA view)."""
+
+    proj: np.ndarray
+    mean: np.ndarray
+    between: np.ndarray
+    within: np.ndarray
+
+    @classmethod
+    def fit(cls, x: np.ndarray, groups: np.ndarray, dims: int) -> _TwoCovariance | None:
+        dims = min(dims, x.shape[1], len(x) - 1)
+        if dims < 1:
+            return None
+        mean = x.mean(axis=0)
+        proj = np.linalg.svd(x - mean, full_matrices=False)[2][:dims].T
+        y = (x - mean) @ proj
+        within, pairs = _within_covariance(y, groups)
+        if pairs < 2:
+            return None
+        # A short call gives a few dozen pairs: shrink towards the mean variance.
+        within = 0.7 * within + 0.3 * np.trace(within) / dims * np.eye(dims)
+        total = np.atleast_2d(np.cov(y.T))
+        vals, vecs = np.linalg.eigh(total - within)
+        between = vecs @ np.diag(np.clip(vals, 1e-3 * np.trace(total) / dims, None)) @ vecs.T
+        return cls(proj, mean, between, within)
+
+    def llr(self, xa: np.ndarray, xb: np.ndarray, shared: int) -> float:
+        """log p(one voice) - log p(two voices) for the mean windows of two sets; every `shared`
+        consecutive windows share audio, so a set of n windows counts n / shared."""
+
+        def logn(v: np.ndarray, cov: np.ndarray) -> float:
+            return -0.5 * (np.linalg.slogdet(cov)[1] + v @ np.linalg.solve(cov, v))
+
+        a, b = ((z - self.mean).mean(axis=0) @ self.proj for z in (xa, xb))
+        sa = self.between + self.within * shared / len(xa)
+        sb = self.between + self.within * shared / len(xb)
+        joint = np.block([[sa, self.between], [self.between, sb]])
+        return logn(np.concatenate([a, b]), joint) - logn(a, sa) - logn(b, sb)
+
+
+def _join_single_turns(
+    x: np.ndarray, labels: np.ndarray, groups: np.ndarray, share: float, limit: float, min_speakers: int
+) -> np.ndarray:
+    """A speaker with at least `share` of its windows in one speech region whose raw centroid is at
+    least `limit` alike to another speaker joins it (the smallest such speaker first, repeatedly):
+    one long turn of a voice in noise, or the windows straddling two voices' changes, is not
+    evidence of a new voice when it is that close to a known one."""
+    while labels.max() + 1 > max(1, min_speakers):
+        k = labels.max() + 1
+        raw = _unit(np.stack([x[labels == j].mean(axis=0) for j in range(k)]))
+        sims = raw @ raw.T
+        np.fill_diagonal(sims, -1.0)
+        turn = [np.bincount(groups[labels == j]).max() / max(1, int((labels == j).sum())) for j in range(k)]
+        cand = [j for j in range(k) if turn[j] >= share and sims[j].max() >= limit]
+        if not cand:
+            break
+        j = min(cand, key=lambda c: int((labels == c).sum()))
+        labels = np.where(labels == j, int(np.argmax(sims[j])), labels)
+        labels = np.searchsorted(np.unique(labels), labels)
+    return labels
+
+
 # ---- variants -----------------------------------------------------------------------------------
 
 
-def wccn(a: float, pca: int, threshold: float, over: dict, proposals_only: bool = False):
+def wccn(a: float, pca: int, threshold: float, proposals_only: bool = False):
     """Average linkage on whitened windows (or only the split proposals whitened)."""
 
     def run(v, d, **kw):
-        kw = {**kw, **over}
         x = _unit(v.astype(np.float64))
         t = whitener(x, np.asarray(d["win"].region_index), a, pca)
         orig = C._split_two
@@ -197,28 +274,84 @@ def _result(x: np.ndarray, labels: np.ndarray) -> C.ClusterResult:
     )
 
 
-def settings(**over):
-    """estimate_clusters with DiarizationConfig-level arguments changed."""
-    return lambda v, d, **kw: C.estimate_clusters(v, **{**kw, **over})
+def split_llr(limit: float = -5.0, dims: int = 16, base=None):
+    """Halves between split_similarity and merge_similarity split when the recording's two-covariance
+    LLR (one voice vs two) is below `limit`; every 4 consecutive windows share audio."""
+
+    def run(v, d, **kw):
+        x = _unit(v.astype(np.float64))
+        model = _TwoCovariance.fit(x, np.asarray(d["win"].region_index), dims)
+        orig = C._split_mixed
+
+        def split_mixed(xx, labels, least, split_similarity, max_speakers, max_points):
+            tried: set = set()
+            while labels.max() + 1 < max_speakers:
+                done = False
+                for j in np.argsort(-np.bincount(labels), kind="stable"):
+                    idx = np.flatnonzero(labels == j)
+                    key = (len(idx), int(idx[0]), int(idx[-1]))
+                    if len(idx) < 2 * least or key in tried:
+                        continue
+                    tried.add(key)
+                    half = C._split_two(xx, idx, max_points)
+                    if min(half.sum(), len(idx) - half.sum()) < least:
+                        continue
+                    ia, ib = idx[half == 0], idx[half == 1]
+                    cos = float(_unit(xx[ia].mean(0)) @ _unit(xx[ib].mean(0)))
+                    ok = cos < split_similarity or (
+                        model is not None and cos < kw["merge_similarity"] and model.llr(xx[ia], xx[ib], 4) < limit
+                    )
+                    if ok:
+                        labels = labels.copy()
+                        labels[ib] = labels.max() + 1
+                        done = True
+                        break
+                if not done:
+                    break
+            return labels
+
+        C._split_mixed = split_mixed
+        try:
+            return base(v, d, **kw) if base else C.estimate_clusters(v, **kw)
+        finally:
+            C._split_mixed = orig
+
+    return run
 
 
-BEFORE = {"split_llr": None, "single_turn_share": None}  # the clustering before these rules
+def single_turn(share: float = 0.6, base=None):
+    """A speaker with >= `share` of its windows in one speech region, raw centroid >= split_similarity
+    to another speaker, joins it."""
+
+    def run(v, d, **kw):
+        res = base(v, d, **kw) if base else C.estimate_clusters(v, **kw)
+        if kw.get("num_speakers") or res.num_speakers < 2:
+            return res
+        x = _unit(v.astype(np.float64))
+        region = np.asarray(d["win"].region_index)
+        labels = _join_single_turns(x, res.labels, region, share, kw["split_similarity"], kw["min_speakers"])
+        return res if labels.max() + 1 == res.num_speakers else _result(x, labels)
+
+    return run
+
+
 VARIANTS = {
     "default": None,
-    "before": settings(**BEFORE),
-    "wccn a0.6 pca16 t0.1": wccn(0.6, 16, 0.1, BEFORE),
-    "wccn a0.6 pca16 t0.0": wccn(0.6, 16, 0.0, BEFORE),
-    "wccn_prop a0.3 pca16": wccn(0.3, 16, 0.1, BEFORE, proposals_only=True),
-    "split_llr only": settings(single_turn_share=None),
-    "split_llr -2 dims 4 only": settings(single_turn_share=None, split_llr=-2.0, split_llr_dims=4),
-    "split_llr -10": settings(split_llr=-10.0),
-    "split_llr -20": settings(split_llr=-20.0),
-    "split_llr dims 8": settings(split_llr_dims=8),
-    "single_turn 0.6 only": settings(split_llr=None),
-    "single_turn 0.8": settings(single_turn_share=0.8),
-    "single_turn 1.0": settings(single_turn_share=1.0),
-    "transition (before)": transition(settings(**BEFORE)),
-    "split_llr + transition": transition(settings(single_turn_share=None)),
+    "wccn a0.6 pca16 t0.1": wccn(0.6, 16, 0.1),
+    "wccn a0.6 pca16 t0.0": wccn(0.6, 16, 0.0),
+    "wccn_prop a0.3 pca16": wccn(0.3, 16, 0.1, proposals_only=True),
+    "split_llr": split_llr(),
+    "split_llr -2 dims 4": split_llr(-2.0, 4),
+    "single_turn 0.6": single_turn(0.6),
+    "single_turn 0.8": single_turn(0.8),
+    "single_turn 1.0": single_turn(1.0),
+    "split_llr + single_turn 0.6": single_turn(0.6, split_llr()),
+    "split_llr -10 + single_turn 0.6": single_turn(0.6, split_llr(-10.0)),
+    "split_llr -20 + single_turn 0.6": single_turn(0.6, split_llr(-20.0)),
+    "split_llr dims 8 + single_turn 0.6": single_turn(0.6, split_llr(-5.0, 8)),
+    "split_llr + single_turn 0.8": single_turn(0.8, split_llr()),
+    "transition": transition(),
+    "split_llr + transition": transition(split_llr()),
 }
 
 

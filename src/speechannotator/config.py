@@ -57,21 +57,6 @@ class DiarizationConfig(_Section):
     # A cluster splits in two when, with its own mean removed, its halves' raw centroids are less alike
     # than this (frontend/clustering.py: _split_mixed); None: no split step.
     split_similarity: float | None = 0.8
-    # Halves between split_similarity and merge_similarity split too when the recording's own
-    # two-covariance model (within-speaker covariance from windows 4-8 hops apart in one speech
-    # region, between = total - within, top split_llr_dims principal directions) gives them a
-    # log-likelihood ratio (one voice vs two) below split_llr. Real voices (2-4 speakers, with
-    # single_turn_share 0.6): 35/37 at 16 dims and -5 or -10 (and 4 dims, -2); 34/37 at the
-    # neighbouring settings (mfmf_tel_c or mfm_tel_h flips), 33/37 at -20 with 4-8 dims; 31/37
-    # without both rules. Without single_turn_share, 0 or -2 with 8-16 dims over-split a held-out
-    # call. None: off.
-    split_llr: float | None = -5.0
-    split_llr_dims: int = 16
-    # A speaker with at least this share of its windows in one speech region (one turn) whose raw
-    # centroid is at least split_similarity alike to another speaker joins it (one long turn in
-    # noise, windows straddling two voices' changes). 0.6: real voices 35/37 with split_llr; 0.8:
-    # 34/37; 1.0 (only one region): 33/37. None: off.
-    single_turn_share: float | None = 0.6
     min_cluster_windows: int = 8  # smaller clusters (about 3 s of speech) dissolve into their nearest speaker
     # Viterbi resegmentation of window labels per speech region (frontend/resegment.py). Off:
     # on the real-voice core set it raised DER (14.6 -> 14.8-17.1 %, switch cost 0.3-1.0).

@@ -24,23 +24,6 @@ codec2 men) shared clusters. On the real-voice development set, halves of one vo
 raw cosine 0.82-0.95 and halves of two voices at 0.72-0.79 (clean) but 0.82-0.85 for two women
 on reverberant or telephone channels, which therefore stay joined.
 
-Two rules use the recording's speech regions (`groups`, the VAD region of each window):
-- `split_llr` (-5): a split whose halves' raw centroids fall between `split_similarity` and
-  `merge_similarity` is kept when the recording's own two-covariance model says two voices
-  (log-likelihood ratio one voice / two voices below -5). The model is estimated inside the
-  recording: within-speaker covariance W from windows 4-8 hops apart in one speech region (no
-  shared audio, almost always one voice), between-speaker B = total - W, both in the
-  recording's top `split_llr_dims` (16) principal directions. This split Allison and forig on a
-  reverberant and a telephone channel (halves at raw 0.82-0.84, LLR -19 and below) while one
-  voice's halves in that band stayed above -5 (the closest at -4.9: a narrow margin, see
-  docs/timeline.md). The proposal picks halves that are apart, so the LLR is no calibrated
-  probability, only a second opinion inside the band; a voice whose one turn sounds different
-  (another room) has that difference in the between-speaker covariance and may be split.
-- `single_turn_share` (0.6): a speaker with at least that share of its windows in one speech
-  region, whose raw centroid is at least `split_similarity` to another speaker's, joins it:
-  every real voice of the benchmark speaks in several turns, a voice's one long turn in noise
-  or the windows straddling two voices' changes came out as a speaker of their own.
-
 `method="ahc"`: the former default, average linkage on raw d-vectors stopped at 0.6
 (separates espeak voices and LibriVox well, collapses real voices on one channel).
 `method="spectral"`: eigengap count on a pruned affinity (frontend/spectral.py); on 20-60
@@ -100,79 +83,6 @@ def _merge_alike(
     return labels, centroids
 
 
-def _within_covariance(y: np.ndarray, groups: np.ndarray, gaps: range = range(4, 9)) -> tuple[np.ndarray, int]:
-    """Within-speaker covariance from pairs of windows `gaps` hops apart inside one speech region:
-    1.6 s windows every 0.4 s share no audio from 4 hops on, and one region is almost always one
-    voice, so their differences are what one voice varies by (words, noise, room)."""
-    diffs = [y[g:][groups[g:] == groups[:-g]] - y[:-g][groups[g:] == groups[:-g]] for g in gaps if g < len(y)]
-    d = np.concatenate(diffs) if diffs else np.zeros((0, y.shape[1]))
-    return d.T @ d / (2 * max(1, len(d))), len(d)
-
-
-@dataclass
-class _TwoCovariance:
-    """A recording's own speaker model in its top principal directions: windows y = s + e with
-    speakers s ~ N(0, between) and e ~ N(0, within) (the two-covariance / PLDA view)."""
-
-    proj: np.ndarray
-    mean: np.ndarray
-    between: np.ndarray
-    within: np.ndarray
-
-    @classmethod
-    def fit(cls, x: np.ndarray, groups: np.ndarray, dims: int) -> _TwoCovariance | None:
-        dims = min(dims, x.shape[1], len(x) - 1)
-        if dims < 1:
-            return None
-        mean = x.mean(axis=0)
-        proj = np.linalg.svd(x - mean, full_matrices=False)[2][:dims].T
-        y = (x - mean) @ proj
-        within, pairs = _within_covariance(y, groups)
-        if pairs < 2:
-            return None
-        # A short call gives a few dozen pairs: shrink towards the mean variance.
-        within = 0.7 * within + 0.3 * np.trace(within) / dims * np.eye(dims)
-        total = np.atleast_2d(np.cov(y.T))
-        vals, vecs = np.linalg.eigh(total - within)
-        between = vecs @ np.diag(np.clip(vals, 1e-3 * np.trace(total) / dims, None)) @ vecs.T
-        return cls(proj, mean, between, within)
-
-    def llr(self, xa: np.ndarray, xb: np.ndarray, shared: int) -> float:
-        """log p(one voice) - log p(two voices) for the mean windows of two sets; every `shared`
-        consecutive windows share audio, so a set of n windows counts n / shared."""
-
-        def logn(v: np.ndarray, cov: np.ndarray) -> float:
-            return -0.5 * (np.linalg.slogdet(cov)[1] + v @ np.linalg.solve(cov, v))
-
-        a, b = ((z - self.mean).mean(axis=0) @ self.proj for z in (xa, xb))
-        sa = self.between + self.within * shared / len(xa)
-        sb = self.between + self.within * shared / len(xb)
-        joint = np.block([[sa, self.between], [self.between, sb]])
-        return logn(np.concatenate([a, b]), joint) - logn(a, sa) - logn(b, sb)
-
-
-def _join_single_turns(
-    x: np.ndarray, labels: np.ndarray, groups: np.ndarray, share: float, limit: float, min_speakers: int
-) -> np.ndarray:
-    """A speaker with at least `share` of its windows in one speech region whose raw centroid is at
-    least `limit` alike to another speaker joins it (the smallest such speaker first, repeatedly):
-    one long turn of a voice in noise, or the windows straddling two voices' changes, is not
-    evidence of a new voice when it is that close to a known one."""
-    while labels.max() + 1 > max(1, min_speakers):
-        k = labels.max() + 1
-        raw = _normalize(np.stack([x[labels == j].mean(axis=0) for j in range(k)]))
-        sims = raw @ raw.T
-        np.fill_diagonal(sims, -1.0)
-        turn = [np.bincount(groups[labels == j]).max() / max(1, int((labels == j).sum())) for j in range(k)]
-        cand = [j for j in range(k) if turn[j] >= share and sims[j].max() >= limit]
-        if not cand:
-            break
-        j = min(cand, key=lambda c: int((labels == c).sum()))
-        labels = np.where(labels == j, int(np.argmax(sims[j])), labels)
-        labels = np.searchsorted(np.unique(labels), labels)
-    return labels
-
-
 def _split_two(x: np.ndarray, idx: np.ndarray, max_points: int) -> np.ndarray:
     """Two-way split of the windows `idx` after removing what they share (their own mean): the
     recording-level centering applied again inside one cluster. Returns 0/1 per window."""
@@ -188,23 +98,14 @@ def _split_two(x: np.ndarray, idx: np.ndarray, max_points: int) -> np.ndarray:
 
 
 def _split_mixed(
-    x: np.ndarray,
-    labels: np.ndarray,
-    least: int,
-    split_similarity: float,
-    max_speakers: int,
-    max_points: int,
-    *,
-    band_limit: float | None = None,
-    two_voices=None,
+    x: np.ndarray, labels: np.ndarray, least: int, split_similarity: float, max_speakers: int, max_points: int
 ) -> np.ndarray:
     """Split clusters that hold two voices. Average linkage at one stop joins the closest voices
     of a recording with many (on a 60-minute recording with 12 voices, three pairs of similar
     voices shared a cluster). Inside a cluster, with its own mean removed, two voices point
     apart; the split is kept when both halves hold at least `least` windows and their raw
     centroids are less alike than `split_similarity` (stricter than the merge limit: a new
-    speaker needs more evidence than keeping two apart). Halves between `split_similarity` and
-    `band_limit` are split when `two_voices(halves_a, halves_b)` says so (the in-recording model)."""
+    speaker needs more evidence than keeping two apart)."""
     tried: set[tuple[int, ...]] = set()
     while labels.max() + 1 < max_speakers:
         done = False
@@ -219,13 +120,7 @@ def _split_mixed(
             if min(n1, len(idx) - n1) < least:
                 continue
             raw = _normalize(np.stack([x[idx[half == h]].mean(axis=0) for h in range(2)]))
-            cos = float(raw[0] @ raw[1])
-            if cos < split_similarity or (
-                two_voices is not None
-                and band_limit is not None
-                and cos < band_limit
-                and two_voices(x[idx[half == 0]], x[idx[half == 1]])
-            ):
+            if float(raw[0] @ raw[1]) < split_similarity:
                 labels = labels.copy()
                 labels[idx[half == 1]] = labels.max() + 1
                 done = True
@@ -247,11 +142,6 @@ def _centered_result(
     merge_similarity: float,
     split_similarity: float | None = None,
     max_points: int = 1500,
-    groups: np.ndarray | None = None,
-    split_llr: float | None = None,
-    split_llr_dims: int = 16,
-    single_turn_share: float | None = None,
-    shared_windows: int = 4,
 ) -> ClusterResult:
     counts = np.bincount(labels)
     # min_windows counts windows of the whole recording; the clustered sample holds a share of them.
@@ -272,25 +162,7 @@ def _centered_result(
         # centering (a one-speaker recording has nothing but such splits).
         final, raw = _merge_alike(x, final, raw, merge_similarity, min_speakers)
         if split_similarity is not None:
-            two_voices = None
-            model = (
-                _TwoCovariance.fit(x, groups, split_llr_dims) if groups is not None and split_llr is not None else None
-            )
-            if model is not None:
-
-                def two_voices(a: np.ndarray, b: np.ndarray) -> bool:
-                    return model.llr(a, b, shared_windows) < split_llr
-
-            final = _split_mixed(
-                x,
-                final,
-                max(2, min_windows),
-                split_similarity,
-                max_speakers,
-                max_points,
-                band_limit=merge_similarity,
-                two_voices=two_voices,
-            )
+            final = _split_mixed(x, final, max(2, min_windows), split_similarity, max_speakers, max_points)
             # Every window to its nearest speaker again (centered space), then the merge rule once more.
             cc = _normalize(np.stack([xc[final == j].mean(axis=0) for j in range(final.max() + 1)]))
             final = np.argmax(xc @ cc.T, axis=1)
@@ -298,10 +170,6 @@ def _centered_result(
             final = np.searchsorted(used, final)
             raw = _normalize(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
             final, raw = _merge_alike(x, final, raw, merge_similarity, min_speakers)
-        if groups is not None and single_turn_share is not None:
-            limit = split_similarity if split_similarity is not None else merge_similarity
-            final = _join_single_turns(x, final, groups, single_turn_share, limit, min_speakers)
-            raw = _normalize(np.stack([x[final == j].mean(axis=0) for j in range(final.max() + 1)]))
     sims = raw @ raw.T
     np.fill_diagonal(sims, -1.0)
     k = len(raw)
@@ -329,15 +197,7 @@ def estimate_clusters(
     merge_similarity: float = 0.9,
     min_windows: int = 4,
     split_similarity: float | None = None,
-    groups: np.ndarray | None = None,
-    split_llr: float | None = None,
-    split_llr_dims: int = 16,
-    single_turn_share: float | None = None,
-    shared_windows: int = 4,
 ) -> ClusterResult:
-    """Cluster window embeddings into speakers. `groups` (the speech region of each window) enables
-    the in-recording rules of the centered method (`split_llr`, `single_turn_share`); every
-    `shared_windows` consecutive windows share audio (1.6 s windows every 0.4 s: 4)."""
     from scipy.cluster.hierarchy import fcluster, linkage
 
     n = len(vectors)
@@ -373,11 +233,6 @@ def estimate_clusters(
             merge_similarity,
             split_similarity,
             max_points,
-            None if groups is None else np.asarray(groups),
-            split_llr,
-            split_llr_dims,
-            single_turn_share,
-            shared_windows,
         )
     if method == "spectral":
         labels = (

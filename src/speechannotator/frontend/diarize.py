@@ -16,7 +16,7 @@ import numpy as np
 from ..config import DiarizationConfig
 from ..records import Turn
 from .clustering import estimate_clusters
-from .embeddings import WINDOW_S, embed_windows
+from .embeddings import embed_windows
 from .overlap import refine_changes
 from .resegment import resegment
 from .vad import SpeechRegion
@@ -99,11 +99,6 @@ def diarize(
         merge_similarity=cfg.merge_similarity,
         min_windows=cfg.min_cluster_windows,
         split_similarity=cfg.split_similarity,
-        groups=win.region_index,
-        split_llr=cfg.split_llr,
-        split_llr_dims=cfg.split_llr_dims,
-        single_turn_share=cfg.single_turn_share,
-        shared_windows=max(1, round(WINDOW_S / cfg.hop_s)),
     )
     labels = cl.labels
     if cfg.resegment and cl.num_speakers > 1:

@@ -13,7 +13,6 @@ _ENCODER = None
 _LOCK = threading.Lock()
 _WINDOW_FRAMES = 160  # Resemblyzer's partial utterance: 160 mel frames of 10 ms = 1.6 s
 _FRAME_S = 0.01
-WINDOW_S = _WINDOW_FRAMES * _FRAME_S  # seconds of audio per window embedding
 
 
 def encoder():
