@@ -274,9 +274,31 @@ def _result(x: np.ndarray, labels: np.ndarray) -> C.ClusterResult:
     )
 
 
-def split_llr(limit: float = -5.0, dims: int = 16, base=None):
+def _pooled_model(x: np.ndarray, labels: np.ndarray, dims: int, skip: int) -> _TwoCovariance | None:
+    """The two-covariance model with W pooled over the recording's current clusters but `skip`
+    (what a voice varies by across its turns, not only inside one region)."""
+    mean = x.mean(axis=0)
+    proj = np.linalg.svd(x - mean, full_matrices=False)[2][:dims].T
+    y = (x - mean) @ proj
+    scatter, n = np.zeros((dims, dims)), 0
+    for j in np.unique(labels):
+        yj = y[labels == j]
+        if j != skip and len(yj) > 1:
+            scatter += (yj - yj.mean(0)).T @ (yj - yj.mean(0))
+            n += len(yj) - 1
+    if n < 2:
+        return None
+    within = 0.7 * scatter / n + 0.3 * np.trace(scatter / n) / dims * np.eye(dims)
+    total = np.atleast_2d(np.cov(y.T))
+    vals, vecs = np.linalg.eigh(total - within)
+    between = vecs @ np.diag(np.clip(vals, 1e-3 * np.trace(total) / dims, None)) @ vecs.T
+    return _TwoCovariance(proj, mean, between, within)
+
+
+def split_llr(limit: float = -5.0, dims: int = 16, base=None, pooled: bool = False):
     """Halves between split_similarity and merge_similarity split when the recording's two-covariance
-    LLR (one voice vs two) is below `limit`; every 4 consecutive windows share audio."""
+    LLR (one voice vs two) is below `limit`; every 4 consecutive windows share audio. `pooled`: W
+    from the other clusters' windows instead of from pairs inside one region."""
 
     def run(v, d, **kw):
         x = _unit(v.astype(np.float64))
@@ -298,8 +320,9 @@ def split_llr(limit: float = -5.0, dims: int = 16, base=None):
                         continue
                     ia, ib = idx[half == 0], idx[half == 1]
                     cos = float(_unit(xx[ia].mean(0)) @ _unit(xx[ib].mean(0)))
+                    m = _pooled_model(xx, labels, dims, j) if pooled else model
                     ok = cos < split_similarity or (
-                        model is not None and cos < kw["merge_similarity"] and model.llr(xx[ia], xx[ib], 4) < limit
+                        m is not None and cos < kw["merge_similarity"] and m.llr(xx[ia], xx[ib], 4) < limit
                     )
                     if ok:
                         labels = labels.copy()
@@ -350,6 +373,8 @@ VARIANTS = {
     "split_llr -20 + single_turn 0.6": single_turn(0.6, split_llr(-20.0)),
     "split_llr dims 8 + single_turn 0.6": single_turn(0.6, split_llr(-5.0, 8)),
     "split_llr + single_turn 0.8": single_turn(0.8, split_llr()),
+    "split_llr pooled W": split_llr(pooled=True),
+    "split_llr pooled W + single_turn 0.6": single_turn(0.6, split_llr(pooled=True)),
     "transition": transition(),
     "split_llr + transition": transition(split_llr()),
 }
