@@ -498,6 +498,45 @@ def proposal(methods=("avg",), refine: bool = True, split: float | None = None):
     return run
 
 
+def oracle_proposal():
+    """Upper bound for any split proposal: the cluster's two most frequent true voices as the halves
+    (other windows to the nearer half's raw centroid); split_similarity decides as today."""
+
+    def run(v, d, **kw):
+        truth, orig = window_truth(d), C._split_two
+
+        def split_two(xx, idx, max_points):
+            t = truth[idx]
+            vals, counts = np.unique([u for u in t if u is not None], return_counts=True)
+            if len(vals) < 2:
+                return orig(xx, idx, max_points)
+            a, b = vals[np.argsort(-counts)[:2]]
+            c = _unit(np.stack([xx[idx[t == a]].mean(0), xx[idx[t == b]].mean(0)]))
+            half = np.argmax(xx[idx] @ c.T, axis=1)
+            half[t == a], half[t == b] = 0, 1
+            return half
+
+        C._split_two = split_two
+        try:
+            return C.estimate_clusters(v, **kw)
+        finally:
+            C._split_two = orig
+
+    return run
+
+
+def window_truth(d: dict) -> np.ndarray:
+    """Per window: the reference voice covering most of it (None where no voice does)."""
+    w, out = d["win"], []
+    for s, e in zip(w.starts, w.ends):
+        cover: dict = {}
+        for a, b, spk in d["ref"]:
+            if min(e, b) > max(s, a):
+                cover[spk] = cover.get(spk, 0.0) + min(e, b) - max(s, a)
+        out.append(max(cover, key=cover.get) if cover else None)
+    return np.array(out, object)
+
+
 VARIANTS = {
     "default": None,
     "wccn a0.6 pca16 t0.1": wccn(0.6, 16, 0.1),
@@ -521,24 +560,18 @@ VARIANTS = {
     "prop ward": proposal(("ward",), False),
     "prop km": proposal(("km",), False),
     "prop fiedler": proposal(("fiedler",), False),
+    "prop pca": proposal(("pca",), False),
+    "prop km_far": proposal(("km_far",), False),
+    "prop ward refined": proposal(("ward",)),
+    "prop fiedler refined": proposal(("fiedler",)),
+    "prop avg+ward+fiedler+km_far": proposal(("avg", "ward", "fiedler", "km_far"), False),
     "prop gmm": proposal(("gmm",), False),
     "prop best of all": proposal(tuple(PROPOSALS), False),
     "prop best of all refined": proposal(tuple(PROPOSALS)),
+    "prop oracle": oracle_proposal(),
     **{f"prop avg split {t}": proposal(("avg",), False, t) for t in (0.79, 0.81, 0.82, 0.85)},
     **{f"prop best refined split {t}": proposal(tuple(PROPOSALS), True, t) for t in (0.79, 0.81, 0.82, 0.85)},
 }
-
-
-def window_truth(d: dict) -> np.ndarray:
-    """Per window: the reference voice covering most of it (None where no voice does)."""
-    w, out = d["win"], []
-    for s, e in zip(w.starts, w.ends):
-        cover: dict = {}
-        for a, b, spk in d["ref"]:
-            if min(e, b) > max(s, a):
-                cover[spk] = cover.get(spk, 0.0) + min(e, b) - max(s, a)
-        out.append(max(cover, key=cover.get) if cover else None)
-    return np.array(out, object)
 
 
 def halves(convs: list[dict]) -> None:
