@@ -1,0 +1,252 @@
+"""Supervised WCCN: a within-speaker covariance W learned on voices the benchmark never uses
+(`wccn_train.py`), applied to the real-voice conversations' windows.
+
+W = pooled covariance of the training windows around their voice's mean per session (one simulated
+recording: one voice, one channel; `--center voice` around the voice's mean over all channels),
+shrunk towards a scaled identity (`a`); windows are whitened by T = W^-1/2. Reported: the EER of
+same / different window pairs (benchmarks/embedding_separability.py's labels and pairs) before and
+after, raw and centered, and the count (count_variants.evaluate: the real diarize() on cached
+windows) for
+- `link`: average linkage on the whitened centered windows (merge / split on raw cosines as today),
+- `prop`: only the split proposals in the whitened space,
+- `all`: the whole clustering on whitened windows (x - training mean) T, thresholds re-chosen.
+
+    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/wccn_supervised.py --train /tmp/wccn/train.npz
+        --cache /tmp/cnt/emb [--eer] [--variants ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+import count_variants as cv
+import numpy as np
+import real_voices as rv
+from embedding_separability import eer, hard_masks, window_labels
+
+from speechannotator.frontend import clustering as C
+
+
+def within(train: dict, center: str = "session") -> np.ndarray:
+    x = cv._unit(train["vectors"].astype(np.float64))
+    groups = train[center]
+    d = x.copy()
+    for g in np.unique(groups):
+        d[groups == g] -= x[groups == g].mean(0)
+    return d.T @ d / len(d)
+
+
+def whitener(w: np.ndarray, a: float) -> np.ndarray:
+    w = (1 - a) * w + a * np.trace(w) / len(w) * np.eye(len(w))
+    vals, vecs = np.linalg.eigh(w)
+    return vecs @ np.diag(vals**-0.5) @ vecs.T
+
+
+def nap(w: np.ndarray, k: int) -> np.ndarray:
+    """Nuisance attribute projection: the top-k within-speaker directions projected out."""
+    vals, vecs = np.linalg.eigh(w)
+    u = vecs[:, np.argsort(vals)[::-1][:k]]
+    return np.eye(len(w)) - u @ u.T
+
+
+def eer_table(convs: list[dict], spaces: dict) -> None:
+    scores: dict = {}
+    for d in convs:
+        win = d["win"]
+        x = cv._unit(win.vectors.astype(np.float64))
+        lab = window_labels(win.starts, win.ends, d["ref"])
+        i, j = np.triu_indices(len(lab), 1)
+        keep = (lab[i] != "") & (lab[j] != "") & ~((win.starts[j] < win.ends[i]) & (win.starts[i] < win.ends[j]))
+        i, j = i[keep], j[keep]
+        same = lab[i] == lab[j]
+        masks = hard_masks(d["name"], d["voices"], lab[i], lab[j])
+        for sn, f in spaces.items():
+            xm = f(x)
+            sim = np.einsum("nd,nd->n", xm[i], xm[j])
+            for k, m in masks.items():
+                acc = scores.setdefault((k, sn), ([], []))
+                acc[0].extend(sim[m & same])
+                acc[1].extend(sim[m & ~same])
+    print(f"{'pairs':18s} " + " ".join(f"{s:>12s}" for s in spaces))
+    for k in dict.fromkeys(key[0] for key in scores):
+        print(f"{k:18s} " + " ".join(f"{eer(*map(np.array, scores[(k, s)])):12.1f}" for s in spaces))
+
+
+def link(t: np.ndarray, threshold: float = 0.1):
+    """Average linkage on the whitened centered windows; merge / split on raw cosines."""
+
+    def run(v, d, **kw):
+        x = cv._unit(v.astype(np.float64))
+        z = (x - x.mean(0)) @ t
+        kw = dict(kw, threshold=threshold)
+        res = C.estimate_clusters(z + 0.0, **{**kw, "split_similarity": None, "merge_similarity": 2.0})
+        labels = res.labels
+        raw = cv._unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels, raw = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
+        labels = C._split_mixed(x, labels, kw["min_windows"], kw["split_similarity"], kw["max_speakers"], 1500)
+        zc = cv._unit(z)
+        cc = cv._unit(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels = np.argmax(zc @ cc.T, 1)
+        labels = np.searchsorted(np.unique(labels), labels)
+        raw = cv._unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        labels, _ = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
+        return cv._result(x, labels)
+
+    return run
+
+
+def prop(t: np.ndarray):
+    """Only the split proposals in the whitened space (decisions on raw cosines as today)."""
+
+    def run(v, d, **kw):
+        x = cv._unit(v.astype(np.float64))
+        xw = cv._unit(x @ t)
+        orig = C._split_two
+        C._split_two = lambda xx, idx, mp: orig(xw, idx, mp)
+        try:
+            return C.estimate_clusters(v, **kw)
+        finally:
+            C._split_two = orig
+
+    return run
+
+
+def every(t: np.ndarray, mu: np.ndarray, threshold: float, merge: float, split: float):
+    """The whole clustering on whitened windows (x - training mean) T with its own limits."""
+
+    def run(v, d, **kw):
+        x = cv._unit(v.astype(np.float64))
+        xw = cv._unit((x - mu) @ t)
+        kw = dict(kw, threshold=threshold, merge_similarity=merge, split_similarity=split)
+        return C.estimate_clusters(xw, **kw)
+
+    return run
+
+
+def decide(t: np.ndarray, mu: np.ndarray, merge: float | None, split: float, whitened_proposals: bool = False):
+    """Today's clustering (linkage on centered windows, split proposals on raw windows) with the
+    merge (None: on raw cosines at today's limit) and split decisions taken on the whitened
+    windows (x - training mean) T."""
+
+    def run(v, d, **kw):
+        x = cv._unit(v.astype(np.float64))
+        xw = cv._unit((x - mu) @ t)
+        om, os_, ot = C._merge_alike, C._split_mixed, C._split_two
+
+        def merge_alike(xx, labels, centroids, limit, min_speakers):
+            c = cv._unit(np.stack([xw[labels == j].mean(0) for j in range(labels.max() + 1)]))
+            return om(xw, labels, c, merge, min_speakers)
+
+        def split_mixed(xx, labels, least, limit, max_speakers, max_points):
+            return os_(xw, labels, least, split, max_speakers, max_points)
+
+        C._split_mixed = split_mixed
+        if merge is not None:
+            C._merge_alike = merge_alike
+        if not whitened_proposals:
+            C._split_two = lambda xx, idx, mp: ot(x, idx, mp)
+        try:
+            return C.estimate_clusters(v, **kw)
+        finally:
+            C._merge_alike, C._split_mixed, C._split_two = om, os_, ot
+
+    return run
+
+
+def halves(convs: list[dict], w: np.ndarray, mu: np.ndarray) -> None:
+    """For every split today's clustering evaluates (both halves >= 8 windows), the cosine of the
+    halves' centroids in each space, for halves of one voice (a second voice on at most 2 windows)
+    and of two (a second voice on >= 5 windows and 20 %)."""
+    spaces = {"raw": lambda x: x}
+    for k in (3, 10, 20):
+        p = nap(w, k)
+        spaces[f"nap{k}"] = lambda x, t=p: x @ t
+    for a in (0.3, 0.6, 0.9):
+        t_a = whitener(w, a)
+        spaces[f"wh{a}"] = lambda x, t=t_a: x @ t
+        spaces[f"wh{a}-mu"] = lambda x, t=t_a: (x - mu) @ t
+    rows, orig = [], C._split_two
+    for d in convs:
+        if len(d["voices"]) > 6:
+            continue
+        truth = cv.window_truth(d)
+
+        def split_two(xx, idx, mp, _d=d, _t=truth):
+            half = orig(xx, idx, mp)
+            counts = sorted(np.unique([v for v in _t[idx] if v is not None], return_counts=True)[1], reverse=True)
+            second = counts[1] if len(counts) > 1 else 0
+            n1 = int(half.sum())
+            if min(n1, len(idx) - n1) >= 8:
+                cos = {}
+                for sn, f in spaces.items():
+                    z = f(xx)
+                    c = cv._unit(np.stack([z[idx[half == h]].mean(0) for h in range(2)]))
+                    cos[sn] = float(c[0] @ c[1])
+                rows.append((_d["name"], second <= 2, second >= max(5, 0.2 * len(idx)), cos))
+            return half
+
+        C._split_two = split_two
+        try:
+            cv.evaluate([d], None)
+        finally:
+            C._split_two = orig
+    print(f"{len(rows)} splits: {sum(r[1] for r in rows)} one voice, {sum(r[2] for r in rows)} two")
+    for sn in spaces:
+        one = sorted((r[3][sn], r[0]) for r in rows if r[1])
+        two = sorted((r[3][sn], r[0]) for r in rows if r[2])
+        print(
+            f"{sn:9s} one min {one[0][0]:.3f} ({one[0][1]}) 2nd {one[1][0]:.3f} | two: "
+            + " ".join(f"{n}={v:.3f}" for v, n in two)
+            + f" | two below one's min: {sum(v < one[0][0] for v, _ in two)}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", type=Path, default=Path("/tmp/wccn/train.npz"))
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/count_cache"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--eer", action="store_true")
+    ap.add_argument("--variants", nargs="*", default=[])
+    ap.add_argument("--halves", action="store_true", help="halves' cosine per space for today's split proposals")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore", message=".*uem.*")
+    train = dict(np.load(args.train))
+    mu = cv._unit(train["vectors"].astype(np.float64)).mean(0)
+    ws = {c: within(train, c) for c in ("session", "voice", "utterance")}
+    specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if not args.only or s.name in args.only]
+    convs = [cv.cached(s, args.cache) for s in specs]
+    if args.eer:
+        spaces = {"raw": lambda x: x, "centered": lambda x: cv._unit(x - x.mean(0))}
+        for c in ("session", "voice"):
+            for a in (0.1, 0.6, 0.9):
+                t = whitener(ws[c], a)
+                spaces[f"c {c[:4]} {a}"] = lambda x, t=t: cv._unit((x - x.mean(0)) @ t)
+        for k in (1, 3, 5, 10, 20, 40):
+            t = nap(ws["session"], k)
+            spaces[f"nap {k}"] = lambda x, t=t: cv._unit((x - x.mean(0)) @ t)
+            spaces[f"rnap {k}"] = lambda x, t=t: cv._unit(x @ t)
+        t3 = whitener(ws["session"], 0.3)
+        spaces["r sess 0.3"] = lambda x, t=t3: cv._unit((x - mu) @ t)
+        eer_table(convs, spaces)
+    if args.halves:
+        halves(convs, ws["session"], mu)
+    for spec in args.variants:
+        # name:center:a:arg1:arg2:arg3, e.g. link:session:0.3:0.1  every:session:0.3:0.1:0.85:0.8
+        kind, center, a, *rest = spec.split(":")
+        t = nap(ws[center], int(a[3:])) if a.startswith("nap") else whitener(ws[center], float(a))
+        if kind == "link":
+            fn = link(t, float(rest[0]) if rest else 0.1)
+        elif kind == "prop":
+            fn = prop(t)
+        elif kind in ("dec", "decw"):
+            fn = decide(t, mu, None if rest[0] == "raw" else float(rest[0]), float(rest[1]), kind == "decw")
+        else:
+            fn = every(t, mu, *map(float, rest))
+        print(f"{spec:34s} {cv.summary(cv.evaluate(convs, fn))}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
