@@ -203,20 +203,89 @@ def halves(convs: list[dict], w: np.ndarray, mu: np.ndarray) -> None:
         )
 
 
+def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = None, raw_split: float = 0.8):
+    """Today's clustering; a proposed split also stays when the halves' raw cosine is not under
+    `raw_split` but their cosine on whitened windows (x - training mean) T is under `split`; with
+    `merge`, two clusters also join when their whitened centroids are at least `merge` alike."""
+
+    def run(v, d, **kw):
+        x = cv._unit(v.astype(np.float64))
+        xw = cv._unit((x - mu) @ t)
+
+        def split_mixed(xx, labels, least, limit, max_speakers, max_points):
+            tried: set = set()
+            while labels.max() + 1 < max_speakers:
+                done = False
+                for j in np.argsort(-np.bincount(labels), kind="stable"):
+                    idx = np.flatnonzero(labels == j)
+                    key = (len(idx), int(idx[0]), int(idx[-1]))
+                    if len(idx) < 2 * least or key in tried:
+                        continue
+                    tried.add(key)
+                    half = C._split_two(x, idx, max_points)
+                    n1 = int(half.sum())
+                    if min(n1, len(idx) - n1) < least:
+                        continue
+                    cos = []
+                    for z in (x, xw):
+                        c = cv._unit(np.stack([z[idx[half == h]].mean(0) for h in range(2)]))
+                        cos.append(float(c[0] @ c[1]))
+                    if cos[0] < raw_split or cos[1] < split:
+                        labels = labels.copy()
+                        labels[idx[half == 1]] = labels.max() + 1
+                        done = True
+                        break
+                if not done:
+                    break
+            return labels
+
+        def merge_alike(xx, labels, centroids, limit, min_speakers):
+            while labels.max() + 1 > max(1, min_speakers):
+                k = labels.max() + 1
+                score = np.full((k, k), -np.inf)
+                for z, lim in ((x, limit), (xw, merge)):
+                    c = cv._unit(np.stack([z[labels == j].mean(0) for j in range(k)]))
+                    score = np.maximum(score, c @ c.T - lim)
+                np.fill_diagonal(score, -np.inf)
+                i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+                if score[i, j] < 0:
+                    break
+                i, j = min(i, j), max(i, j)
+                labels = np.where(labels == j, i, labels)
+                labels = np.where(labels > j, labels - 1, labels)
+            k = labels.max() + 1
+            return labels, cv._unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+
+        orig = C._split_mixed, C._merge_alike
+        C._split_mixed = split_mixed
+        if merge is not None:
+            C._merge_alike = merge_alike
+        try:
+            return C.estimate_clusters(v, **kw)
+        finally:
+            C._split_mixed, C._merge_alike = orig
+
+    return run
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", type=Path, default=Path("/tmp/wccn/train.npz"))
     ap.add_argument("--cache", type=Path, default=Path("/tmp/count_cache"))
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--long", action="store_true", help="the cached 60-minute recording (long60) instead")
     ap.add_argument("--eer", action="store_true")
     ap.add_argument("--variants", nargs="*", default=[])
     ap.add_argument("--halves", action="store_true", help="halves' cosine per space for today's split proposals")
+    ap.add_argument("--center", default="session", choices=("session", "voice", "utterance"), help="W for --halves")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", message=".*uem.*")
     train = dict(np.load(args.train))
     mu = cv._unit(train["vectors"].astype(np.float64)).mean(0)
     ws = {c: within(train, c) for c in ("session", "voice", "utterance")}
     specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if not args.only or s.name in args.only]
+    if args.long:
+        specs = [rv.long_spec(60)]
     convs = [cv.cached(s, args.cache) for s in specs]
     if args.eer:
         spaces = {"raw": lambda x: x, "centered": lambda x: cv._unit(x - x.mean(0))}
@@ -232,7 +301,7 @@ def main() -> None:
         spaces["r sess 0.3"] = lambda x, t=t3: cv._unit((x - mu) @ t)
         eer_table(convs, spaces)
     if args.halves:
-        halves(convs, ws["session"], mu)
+        halves(convs, ws[args.center], mu)
     for spec in args.variants:
         # name:center:a:arg1:arg2:arg3, e.g. link:session:0.3:0.1  every:session:0.3:0.1:0.85:0.8
         kind, center, a, *rest = spec.split(":")
@@ -241,11 +310,19 @@ def main() -> None:
             fn = link(t, float(rest[0]) if rest else 0.1)
         elif kind == "prop":
             fn = prop(t)
+        elif kind == "either":
+            fn = either(t, mu, float(rest[0]), float(rest[1]) if len(rest) > 1 else None)
         elif kind in ("dec", "decw"):
             fn = decide(t, mu, None if rest[0] == "raw" else float(rest[0]), float(rest[1]), kind == "decw")
         else:
             fn = every(t, mu, *map(float, rest))
-        print(f"{spec:34s} {cv.summary(cv.evaluate(convs, fn))}", flush=True)
+        rows = cv.evaluate(convs, fn)
+        if args.long:
+            r = next(iter(rows.values()))
+            der = 100 * r["der"][0] / r["der"][1]
+            print(f"{spec:34s} found {r['found']}/12 DER {der:.1f}% purity {r['purity']} coverage {r['coverage']}")
+        else:
+            print(f"{spec:34s} {cv.summary(rows)}", flush=True)
 
 
 if __name__ == "__main__":
