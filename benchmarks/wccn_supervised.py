@@ -2,17 +2,24 @@
 (`wccn_train.py`), applied to the real-voice conversations' windows.
 
 W = pooled covariance of the training windows around their voice's mean per session (one simulated
-recording: one voice, one channel; `--center voice` around the voice's mean over all channels),
-shrunk towards a scaled identity (`a`); windows are whitened by T = W^-1/2. Reported: the EER of
+recording: one voice, one channel; `session`), around the voice's mean over all channels (`voice`)
+or per prompt (`utterance`), shrunk towards a scaled identity (`a`); windows are whitened by
+T = W^-1/2 (or `napK`: the top K within-speaker directions projected out). Reported: the EER of
 same / different window pairs (benchmarks/embedding_separability.py's labels and pairs) before and
-after, raw and centered, and the count (count_variants.evaluate: the real diarize() on cached
-windows) for
-- `link`: average linkage on the whitened centered windows (merge / split on raw cosines as today),
-- `prop`: only the split proposals in the whitened space,
-- `all`: the whole clustering on whitened windows (x - training mean) T, thresholds re-chosen.
+after (`--eer`), the cosine of today's split proposals' halves in each space (`--halves`), and the
+count (count_variants.evaluate: the real diarize() on cached windows) for `--variants KIND:W:a:...`:
+- `link:W:a:threshold`: average linkage on the whitened centered windows (merge / split on raw
+  cosines as today),
+- `prop:W:a`: only the split proposals in the whitened space,
+- `every:W:a:threshold:merge:split`: the whole clustering on whitened windows (x - training mean) T,
+- `dec:W:a:merge:split`: today's clustering with merge (`raw`: today's) and split decided on the
+  whitened windows (x - training mean) T; `decw`: the split proposals there too,
+- `either:W:a:split[:merge]`: today's clustering; a split also stays when the halves' whitened
+  cosine is under `split` (and clusters also join when their whitened centroids reach `merge`).
+docs/timeline.md has the numbers.
 
     PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/wccn_supervised.py --train /tmp/wccn/train.npz
-        --cache /tmp/cnt/emb [--eer] [--variants ...]
+        --cache /tmp/cnt/emb [--eer] [--halves [--center voice]] [--long] [--variants either:voice:0.3:0.55 ...]
 """
 
 from __future__ import annotations
@@ -297,8 +304,9 @@ def main() -> None:
             t = nap(ws["session"], k)
             spaces[f"nap {k}"] = lambda x, t=t: cv._unit((x - x.mean(0)) @ t)
             spaces[f"rnap {k}"] = lambda x, t=t: cv._unit(x @ t)
-        t3 = whitener(ws["session"], 0.3)
-        spaces["r sess 0.3"] = lambda x, t=t3: cv._unit((x - mu) @ t)
+        for c in ("session", "voice"):
+            t3 = whitener(ws[c], 0.3)
+            spaces[f"r {c[:4]} 0.3"] = lambda x, t=t3: cv._unit((x - mu) @ t)
         eer_table(convs, spaces)
     if args.halves:
         halves(convs, ws[args.center], mu)

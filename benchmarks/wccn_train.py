@@ -1,15 +1,22 @@
 """Within-speaker covariance of Resemblyzer windows from real voices the benchmark never uses.
 
-Training voices: Debian's Asterisk prompt packages in other languages (one recorded voice each;
-`scripts/fetch_real_voices.sh` unpacks them into benchmarks/data/real_voices/root):
-fr_CA June, it_IT Carlo, ru_RU IvrvoiceRU, it_IT Menardi (wav), Colombian Spanish July E. Jimenez
-and French Armelle (GSM). The Mexican Spanish set is left out: it is filed as `es_MX_f_Allison`,
-and Allison is a benchmark voice. Each voice's prompts are played in "sessions" (one simulated
-recording each: about 30 prompts in a row with 0.4-1.0 s pauses) through the benchmark's own
-channels (`real_voices`: clean, telephone, a room per session, pink noise at 5-20 dB, a music bed
-at 10 / 15 dB) and cut into the diarizer's windows by `embed_windows` (one region per prompt).
+Training voices: Debian's Asterisk prompt packages in other languages, one recorded voice each,
+not fetched by `scripts/fetch_real_voices.sh` (the experiment was not kept; docs/timeline.md):
 
-    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/wccn_train.py --out /tmp/wccn/train.npz
+    apt-get download asterisk-core-sounds-fr-wav asterisk-core-sounds-it-wav asterisk-core-sounds-ru-wav \
+        asterisk-prompt-fr-armelle asterisk-prompt-es-co asterisk-prompt-it-menardi-wav
+    for d in *.deb; do dpkg -x "$d" /tmp/wccn/root; done
+
+fr_CA June, it_IT Carlo, ru_RU IvrvoiceRU, it_IT Menardi (wav, 8 kHz), Colombian Spanish July E.
+Jimenez and French Armelle (raw GSM, read through sox). The Mexican Spanish set
+(asterisk-core-sounds-es-wav) is left out: it is filed as `es_MX_f_Allison`, and Allison is a
+benchmark voice. Each voice's prompts are played in "sessions" (one simulated recording each: 30
+prompts in a row with 0.4-1.0 s pauses) through the benchmark's own channels (`real_voices`:
+clean, telephone, a room per session, pink noise at 5-20 dB, a music bed at 10 / 15 dB) and cut
+into the diarizer's windows by `embed_windows` (one region per prompt).
+
+    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/wccn_train.py --root /tmp/wccn/root \
+        --out /tmp/wccn/train.npz
 """
 
 from __future__ import annotations
@@ -79,7 +86,7 @@ def session(rng: np.random.Generator, clips: list[np.ndarray], channel: str) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--root", type=Path, default=rv.DATA / "root")
+    ap.add_argument("--root", type=Path, required=True, help="where the packages were unpacked (dpkg -x)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--per-session", type=int, default=30)
     ap.add_argument("--seed", type=int, default=7)
