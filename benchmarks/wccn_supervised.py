@@ -166,7 +166,7 @@ def halves(convs: list[dict], w: np.ndarray, mu: np.ndarray) -> None:
     """For every split today's clustering evaluates (both halves >= 8 windows), the cosine of the
     halves' centroids in each space, for halves of one voice (a second voice on at most 2 windows)
     and of two (a second voice on >= 5 windows and 20 %)."""
-    spaces = {"raw": lambda x: x}
+    spaces = {"raw": lambda x: x, "mu": lambda x: x - mu}
     for k in (3, 10, 20):
         p = nap(w, k)
         spaces[f"nap{k}"] = lambda x, t=p: x @ t
