@@ -34,6 +34,7 @@ import real_voices as rv
 from embedding_separability import eer, hard_masks, window_labels
 
 from speechannotator.frontend import clustering as C
+from speechannotator.frontend.within_speaker import fit_within_speaker
 
 
 def within(train: dict, center: str = "session") -> np.ndarray:
@@ -285,9 +286,15 @@ def main() -> None:
     ap.add_argument("--variants", nargs="*", default=[])
     ap.add_argument("--halves", action="store_true", help="halves' cosine per space for today's split proposals")
     ap.add_argument("--center", default="session", choices=("session", "voice", "utterance"), help="W for --halves")
+    ap.add_argument("--write-asset", type=Path, help="write the voice-centered W and the mean (within_speaker.npz)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", message=".*uem.*")
     train = dict(np.load(args.train))
+    if args.write_asset:
+        mean, w = fit_within_speaker(train["vectors"], train["voice"])
+        np.savez_compressed(args.write_asset, mean=mean.astype(np.float32), within=w.astype(np.float32))
+        print(f"wrote {args.write_asset}: {len(train['vectors'])} windows of {len(np.unique(train['voice']))} voices")
+        return
     mu = cv._unit(train["vectors"].astype(np.float64)).mean(0)
     ws = {c: within(train, c) for c in ("session", "voice", "utterance")}
     specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if not args.only or s.name in args.only]

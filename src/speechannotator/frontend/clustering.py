@@ -36,6 +36,7 @@ bounded and speaker ids are consistent across the whole file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,8 +98,29 @@ def _split_two(x: np.ndarray, idx: np.ndarray, max_points: int) -> np.ndarray:
     return np.argmax(y @ c.T, axis=1)
 
 
+def _halves_apart(
+    x: np.ndarray, idx: np.ndarray, half: np.ndarray, limit: float, whitened: np.ndarray | None, whitened_limit: float
+) -> bool:
+    """Whether the two halves are two voices: raw centroids less alike than `limit`, or, as a
+    second opinion, their centroids in the within-speaker whitened space (frontend/within_speaker.py)
+    less alike than `whitened_limit` (Allison and forig in a room: raw 0.82, whitened 0.46)."""
+    for z, lim in ((x, limit), (whitened, whitened_limit)):
+        if z is not None:
+            c = _normalize(np.stack([z[idx[half == h]].mean(axis=0) for h in range(2)]))
+            if float(c[0] @ c[1]) < lim:
+                return True
+    return False
+
+
 def _split_mixed(
-    x: np.ndarray, labels: np.ndarray, least: int, split_similarity: float, max_speakers: int, max_points: int
+    x: np.ndarray,
+    labels: np.ndarray,
+    least: int,
+    split_similarity: float,
+    max_speakers: int,
+    max_points: int,
+    whitened: np.ndarray | None = None,
+    whitened_split: float = -1.0,
 ) -> np.ndarray:
     """Split clusters that hold two voices. Average linkage at one stop joins the closest voices
     of a recording with many (on a 60-minute recording with 12 voices, three pairs of similar
@@ -119,8 +141,7 @@ def _split_mixed(
             n1 = int(half.sum())
             if min(n1, len(idx) - n1) < least:
                 continue
-            raw = _normalize(np.stack([x[idx[half == h]].mean(axis=0) for h in range(2)]))
-            if float(raw[0] @ raw[1]) < split_similarity:
+            if _halves_apart(x, idx, half, split_similarity, whitened, whitened_split):
                 labels = labels.copy()
                 labels[idx[half == 1]] = labels.max() + 1
                 done = True
@@ -142,6 +163,8 @@ def _centered_result(
     merge_similarity: float,
     split_similarity: float | None = None,
     max_points: int = 1500,
+    whitened: np.ndarray | None = None,
+    whitened_split: float = -1.0,
 ) -> ClusterResult:
     counts = np.bincount(labels)
     # min_windows counts windows of the whole recording; the clustered sample holds a share of them.
@@ -162,7 +185,9 @@ def _centered_result(
         # centering (a one-speaker recording has nothing but such splits).
         final, raw = _merge_alike(x, final, raw, merge_similarity, min_speakers)
         if split_similarity is not None:
-            final = _split_mixed(x, final, max(2, min_windows), split_similarity, max_speakers, max_points)
+            final = _split_mixed(
+                x, final, max(2, min_windows), split_similarity, max_speakers, max_points, whitened, whitened_split
+            )
             # Every window to its nearest speaker again (centered space), then the merge rule once more.
             cc = _normalize(np.stack([xc[final == j].mean(axis=0) for j in range(final.max() + 1)]))
             final = np.argmax(xc @ cc.T, axis=1)
@@ -197,7 +222,11 @@ def estimate_clusters(
     merge_similarity: float = 0.9,
     min_windows: int = 4,
     split_similarity: float | None = None,
+    whitener: Callable[[np.ndarray], np.ndarray] | None = None,
+    split_whitened: float | None = None,
 ) -> ClusterResult:
+    """Speaker clusters of window d-vectors. `whitener` (frontend/within_speaker.Whitener) with
+    `split_whitened`: a second opinion on the centered method's splits (see `_halves_apart`)."""
     from scipy.cluster.hierarchy import fcluster, linkage
 
     n = len(vectors)
@@ -233,6 +262,8 @@ def estimate_clusters(
             merge_similarity,
             split_similarity,
             max_points,
+            whitener(vectors) if whitener is not None and split_whitened is not None else None,
+            -1.0 if split_whitened is None else split_whitened,
         )
     if method == "spectral":
         labels = (

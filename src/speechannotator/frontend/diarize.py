@@ -20,6 +20,7 @@ from .embeddings import embed_windows
 from .overlap import refine_changes
 from .resegment import resegment
 from .vad import SpeechRegion
+from .within_speaker import load_whitener
 from .word_changes import SpeakerSpace
 
 _FRAME = 0.01
@@ -99,6 +100,8 @@ def diarize(
         merge_similarity=cfg.merge_similarity,
         min_windows=cfg.min_cluster_windows,
         split_similarity=cfg.split_similarity,
+        whitener=load_whitener(cfg.split_whitened_shrink) if cfg.split_whitened is not None else None,
+        split_whitened=cfg.split_whitened,
     )
     labels = cl.labels
     if cfg.resegment and cl.num_speakers > 1:
