@@ -53,6 +53,7 @@ class LocalBackend(OpenAIBackend):
                 cache_slots=slots,
                 compose_sampling=dict(COMPOSE_SAMPLING),
                 compose_from_facts=True,
+                caption_lead=True,
                 compose_keys=LOCAL_COMPOSE_KEYS.get(self.server.model.name, ("caption", "contextual_inference")),
                 max_compose_chars=min(options_from(endpoint).max_compose_chars, LOCAL_COMPOSE_CHARS),
             )
