@@ -1,7 +1,7 @@
 """Caption-only harness: finalize (caption and contextual inference) again on the reviewed state
 of a finished run, with the local model, without redoing ASR, labels and review.
 
-    python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE]
+    python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE] [--no-lead]
 
 The state is copied first (finalize writes its records into it), so the run it came from is left
 as it was. The captions of every recording are printed with the free-text checks' counts
@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from speechannotator.agents.openai.local import LocalBackend
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm", default="0.5b")
     ap.add_argument("--config", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--no-lead", action="store_true", help="captions not made to begin with the lead words")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     cfg = load_config(args.config, overrides={"agents": {"backend": "local"}, "local_llm": {"model": args.llm}})
@@ -46,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copy(args.state, copy)
         store = StateStore(copy)
         backend = LocalBackend(cfg, fallback=RulesBackend(cfg.calibration))
+        if args.no_lead:
+            backend.options = replace(backend.options, caption_lead=False)
         try:
             t0 = time.monotonic()
             for rec in store.recordings():
