@@ -13,7 +13,7 @@ from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 from speechannotator import agents
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
-from speechannotator.agents.facts import reviewed_sentence, salience, salient_fact
+from speechannotator.agents.facts import distinctive_facts, reviewed_sentence, salience, salient_fact
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.agents.openai.prompts import compose_messages, instruction_text, label_messages
 from speechannotator.agents.openai.routed import RoutedBackend
@@ -366,15 +366,23 @@ def test_a_caption_that_leaves_out_a_fact_of_the_description_is_sent_back_naming
     }
     said = reviewed_sentence(values, "en")
     assert said.startswith("At a high pitch, higher than her usual, a young woman with a clear voice speaks")
-    f = facts(values, reviewed=said)
-    # The 0.5B's rewrites (verbatim): pace, emotion and the pause dropped; "standard English" for American.
+    f = facts(values, reviewed=said, distinctive=tuple(distinctive_facts(values, "en")))
+    # The 0.5B's rewrites (verbatim but for the level): pace, emotion and the pause dropped. The pause is
+    # distinctive (it may lead the sentence): sent back; a text that still drops it is not kept.
     dropped = (
         "At a high pitch, higher than her usual, the young woman with a clear voice speaks standard American English."
     )
     assert ft.problem("caption", dropped, f) == (
         "omitted",
+        "It leaves out the non-verbal event ('pause between phrases'); keep every fact of the voice description.",
+    )
+    # Only ordinary facts dropped (a moderate pace, a very weak feeling): sent back, kept if no retry says them.
+    with_pause = dropped.rstrip(".") + ", pausing between phrases."
+    assert ft.problem("caption", with_pause, f) == (
+        "omitted_ordinary",
         "It leaves out the pace ('moderate pace'); keep every fact of the voice description.",
     )
+    assert "omitted_ordinary" in ft.SOFT and "omitted" not in ft.SOFT
     no_accent = (
         "At a high pitch, higher than her usual, the young woman with a clear voice speaks standard English at a "
         "moderate pace, sounding happy, with a pause between phrases."
@@ -453,19 +461,27 @@ def test_from_facts_the_caption_must_begin_with_the_descriptions_lead_words():
 
 
 def test_a_dropped_fact_is_asked_again_with_its_name_then_the_facts_sentence():
-    values = {**FEMALE, "speed": "moderate pace", "pitch": "medium pitch", "emotion": "neutral (moderate)"}
-    said = reviewed_sentence(values, "en")
     seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
-    dropped = "A young American woman talks at a moderate pace and a medium pitch."
-    kept = "A young American woman talks at a moderate pace and a medium pitch, sounding neutral."
-    for answers, want, n in (([{"caption": dropped}, {"caption": kept}], kept, 2), ([{"caption": dropped}], said, 2)):
+
+    def run(values, answers):
         with _compose_server(answers) as srv:
             ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
             opts = OpenAIOptions(retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",))
             out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, values, {}, {}, "en"))
-            bodies = srv.chat_requests()
-        assert out["caption"] == want and len(bodies) == n
-        assert "leaves out the emotion ('neutral')" in bodies[1]["messages"][-1]["content"]
+            return out["caption"], srv.chat_requests()
+
+    angry = {**FEMALE, "speed": "moderate pace", "pitch": "medium pitch", "emotion": "angry (strong)"}
+    dropped = "A young American woman talks at a moderate pace and a medium pitch."
+    kept = "A young American woman talks at a moderate pace and a medium pitch, clearly furious."
+    caption, bodies = run(angry, [{"caption": dropped}, {"caption": kept}])
+    assert caption == kept and len(bodies) == 2
+    assert "leaves out the emotion ('angry')" in bodies[1]["messages"][-1]["content"]
+    # The distinctive fact never said: the facts sentence; an ordinary one (a neutral feeling): the text is kept.
+    caption, bodies = run(angry, [{"caption": dropped}])
+    assert caption == reviewed_sentence(angry, "en") and len(bodies) == 2
+    neutral = {**angry, "emotion": "neutral (moderate)"}
+    caption, bodies = run(neutral, [{"caption": dropped}])
+    assert caption == dropped and "leaves out the emotion ('neutral')" in bodies[1]["messages"][-1]["content"]
 
 
 def test_doctests():

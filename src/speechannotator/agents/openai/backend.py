@@ -25,7 +25,7 @@ from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..facts import lead_words, reviewed_sentence
+from ..facts import distinctive_facts, lead_words, reviewed_sentence
 from ..phrases import phrases
 from . import prompts
 from .json_schemas import (
@@ -493,6 +493,7 @@ class OpenAIBackend:
                     used_openings=used,
                     reviewed=described or "",
                     neighbours=neighbours,
+                    distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
                 )
                 mended = free_text.repaired(good[k], facts)
                 if mended != good[k]:
