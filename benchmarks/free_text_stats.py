@@ -12,7 +12,9 @@ values, their inference's fixed speech-act sentences), captions not saying who s
 pace words against the reviewed levels, captions naming a person from the transcript, and texts
 that copy the voice description (agents/facts.py, rebuilt from the values); captions that are
 that description itself (the fallback from facts since the rules' value list was replaced; not
-counted as copies nor among the LLM's openings). The checks only
+counted as copies nor among the LLM's openings); since the omission check, the facts of that
+description each caption the model wrote leaves out, and captions that
+name the speaker twice in a sentence. The checks only
 count: no model runs here.
 """
 
@@ -93,6 +95,8 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "caption_names_transcript_person": 0,
         "copied_voice_description": 0,
         "glued_words": 0,
+        "doubled_subject": 0,
+        "facts_dropped": [],  # "turn: facts" of the facts sentence a caption the model wrote leaves out
     }
     llm_openings, earlier = [], []
     for r in records:
@@ -111,6 +115,11 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         out["rules_inferences"] += rules_inference(ctx, lang)
         if not by_rules and not by_facts:
             llm_openings.append(ft.opening(cap))
+            stated = ft.stated_facts(values, said) if lang == "en" else []
+            left = [what for what, _, groups in stated if not all(ft._says(cap, g) for g in groups)]
+            if left:
+                out["facts_dropped"].append(f"{records.index(r)}: " + ", ".join(dict.fromkeys(left)))
+        out["doubled_subject"] += lang == "en" and ft.doubled_subject(cap) is not None
         out["caption_without_who"] += not ft.names_speaker(cap, values, lang)
         out["pitch_or_pace_contradicted"] += sum(ft.level_disagreement(t, values, lang) is not None for t in (cap, ctx))
         out["caption_names_transcript_person"] += ft.transcript_name(cap, r.get("text", ""), values) is not None

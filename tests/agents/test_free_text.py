@@ -13,7 +13,7 @@ from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 from speechannotator import agents
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
-from speechannotator.agents.facts import reviewed_sentence, salience, salient_fact
+from speechannotator.agents.facts import distinctive_facts, reviewed_sentence, salience, salient_fact
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions
 from speechannotator.agents.openai.prompts import compose_messages, instruction_text, label_messages
 from speechannotator.agents.openai.routed import RoutedBackend
@@ -233,7 +233,7 @@ def test_the_reviewed_facts_as_one_sentence_and_the_checks_that_it_is_said_again
     }
     assert reviewed_sentence(zh, "zh") == "一位青年女性，语速适中，整体音高中等偏高，情绪平静。"
     f = facts(values, reviewed=said, transcript="Tell me about Mr. John Dashwood.", neighbours=("Was he a mad man?",))
-    own = "His deep, slightly rough voice moves slowly and stays low; he sounds furious."
+    own = "Furious, the middle-aged American man lets his deep, slightly rough voice move slowly and stay low in pitch."
     assert kind("caption", own, f) is None
     assert kind("caption", said.replace("speaks", "is speaking"), f) == "copied_description"
     assert kind("caption", "A deep, rough voice moves slowly and stays low.", f) == "who"
@@ -336,7 +336,7 @@ def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_an
     values = {**FEMALE, "pitch": "medium pitch, rising at the end", "speed": "moderate pace", "texture": "clear voice"}
     said = reviewed_sentence(values, "en")
     copy = said.rstrip(".") + ", she says."
-    own = "Her young voice carries a standard American accent; she asks plainly."
+    own = "Her young voice, clear and American, keeps a medium pitch and an even pace as she asks plainly."
     seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
     task = ComposeTask(seg, values, {}, {}, "en")
     answers = [{"caption": copy}, {"caption": own}]
@@ -355,5 +355,137 @@ def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_an
     assert "word for word" in bodies[1]["messages"][-1]["content"]
 
 
+def test_a_caption_that_leaves_out_a_fact_of_the_description_is_sent_back_naming_it():
+    values = {
+        **FEMALE,
+        "pitch": "high pitch, higher than the speaker's usual",
+        "speed": "moderate pace, fluent delivery",
+        "texture": "clear voice",
+        "emotion": "happy (very weak)",
+        "paralinguistic": "pause between phrases",
+    }
+    said = reviewed_sentence(values, "en")
+    assert said.startswith("At a high pitch, higher than her usual, a young woman with a clear voice speaks")
+    f = facts(values, reviewed=said, distinctive=tuple(distinctive_facts(values, "en")))
+    # The 0.5B's rewrites (verbatim but for the level): pace, emotion and the pause dropped. The pause is
+    # distinctive (it may lead the sentence): sent back; a text that still drops it is not kept.
+    dropped = (
+        "At a high pitch, higher than her usual, the young woman with a clear voice speaks standard American English."
+    )
+    assert ft.problem("caption", dropped, f) == (
+        "omitted",
+        "It leaves out the non-verbal event ('pause between phrases'); keep every fact of the voice description.",
+    )
+    # Only ordinary facts dropped (a moderate pace, a very weak feeling): sent back, kept if no retry says them.
+    with_pause = dropped.rstrip(".") + ", pausing between phrases."
+    assert ft.problem("caption", with_pause, f) == (
+        "omitted_ordinary",
+        "It leaves out the pace ('moderate pace'); keep every fact of the voice description.",
+    )
+    assert "omitted_ordinary" in ft.SOFT and "omitted" not in ft.SOFT
+    no_accent = (
+        "At a high pitch, higher than her usual, the young woman with a clear voice speaks standard English at a "
+        "moderate pace, sounding happy, with a pause between phrases."
+    )
+    assert ft.omitted_fact(no_accent, values, said) == ("the accent", "standard American English")
+    # Each fact said in other words passes: synonyms from one table (phrases.en SAID_*), levels on their side.
+    own = (
+        "Pitched high, above what is typical for her, this young American woman talks cheerfully at an even "
+        "pace, her voice crisp, pausing briefly between phrases."
+    )
+    assert ft.problem("caption", own, f) is None
+    assert ft.omitted_fact(own.replace("above what is typical for her", "up"), values, said)[0] == (
+        "how the pitch compares with the speaker's usual"
+    )
+    slow = {
+        **values,
+        "speed": "slightly slow pace",
+        "pitch": "moderately low pitch",
+        "texture": "deep and slightly hoarse",
+    }
+    said_slow = reviewed_sentence(slow, "en")
+    assert ft.omitted_fact(own, slow, said_slow) == ("the voice quality", "deep and slightly hoarse")
+    rough = (
+        "Low in pitch, the young American woman talks cheerfully at an even pace, her voice deep and husky, pausing."
+    )
+    assert ft.omitted_fact(rough, slow, said_slow) == ("the pace", "slightly slow pace")  # "even" is no slow word
+    # Scene and event words from the parse tables; without a description (not from facts) nothing is asked.
+    street = {**values, "background_sound": "traffic noise", "environment": "busy public place"}
+    assert ft.omitted_fact(own, street, said) == ("the background", "traffic noise")
+    assert ft.omitted_fact(own + " Cars rumble past in a busy public square.", street, said) is None
+    assert ft.problem("caption", dropped, facts(values)) is None
+
+
+def test_a_caption_that_names_the_speaker_twice_in_a_sentence_is_sent_back():
+    values = {**MALE, "texture": "deep and slightly hoarse", "speed": "moderate pace", "pitch": "moderately low pitch"}
+    garbled = (  # the 0.5B, verbatim
+        "The man speaks in a deep and slightly hoarse voice with a middle-aged man speaking standard American "
+        "English, at a moderate pace and a moderately low pitch. The man sounds neutral."
+    )
+    assert kind("caption", garbled, facts(values)) == "doubled"
+    fine = "A middle-aged man speaks in a deep, slightly hoarse voice. The man sounds neutral."
+    assert kind("caption", fine, facts(values)) is None
+
+
+def test_from_facts_the_caption_must_begin_with_the_descriptions_lead_words():
+    values = {**FEMALE, "pitch": "low pitch, lower than the speaker's usual", "speed": "moderate pace"}
+    assert reviewed_sentence(values, "en").startswith("At a low pitch, lower than her usual,")
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    own = "At a low pitch, below her usual, the young American woman speaks at an unhurried, moderate pace."
+    with _compose_server([{"caption": own}]) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        opts = OpenAIOptions(
+            retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",), caption_lead=True
+        )
+        out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, values, {}, {}, "en"))
+        body = srv.chat_requests()[0]
+    assert out["caption"] == own
+    schema = body["response_format"]["json_schema"]["schema"]["properties"]["caption"]
+    assert (
+        schema["pattern"].startswith("^At a low")
+        and "Begin the caption with these words" in body["messages"][-1]["content"]
+    )
+    import jsonschema
+    import pytest
+
+    jsonschema.validate({"caption": own}, body["response_format"]["json_schema"]["schema"])
+    with pytest.raises(jsonschema.ValidationError):  # the speaker moved back to the front (the 1.5B did)
+        jsonschema.validate({"caption": "A young woman speaks."}, body["response_format"]["json_schema"]["schema"])
+    # Off by default (the openai endpoints' own prompt): no pattern.
+    with _compose_server([{"caption": own}]) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        opts = OpenAIOptions(retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",))
+        OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, values, {}, {}, "en"))
+        body = srv.chat_requests()[0]
+    assert "pattern" not in body["response_format"]["json_schema"]["schema"]["properties"]["caption"]
+
+
+def test_a_dropped_fact_is_asked_again_with_its_name_then_the_facts_sentence():
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+
+    def run(values, answers):
+        with _compose_server(answers) as srv:
+            ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+            opts = OpenAIOptions(retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",))
+            out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, values, {}, {}, "en"))
+            return out["caption"], srv.chat_requests()
+
+    angry = {**FEMALE, "speed": "moderate pace", "pitch": "medium pitch", "emotion": "angry (strong)"}
+    dropped = "A young American woman talks at a moderate pace and a medium pitch."
+    kept = "A young American woman talks at a moderate pace and a medium pitch, clearly furious."
+    caption, bodies = run(angry, [{"caption": dropped}, {"caption": kept}])
+    assert caption == kept and len(bodies) == 2
+    assert "leaves out the emotion ('angry')" in bodies[1]["messages"][-1]["content"]
+    # The distinctive fact never said: the facts sentence; an ordinary one (a neutral feeling): the text is kept.
+    caption, bodies = run(angry, [{"caption": dropped}])
+    assert caption == reviewed_sentence(angry, "en") and len(bodies) == 2
+    neutral = {**angry, "emotion": "neutral (moderate)"}
+    caption, bodies = run(neutral, [{"caption": dropped}])
+    assert caption == dropped and "leaves out the emotion ('neutral')" in bodies[1]["messages"][-1]["content"]
+
+
 def test_doctests():
+    from speechannotator.agents import facts as facts_module
+
     assert doctest.testmod(ft).failed == 0
+    assert doctest.testmod(facts_module).failed == 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..schema import canonical_closed, is_empty_marker
+from ..schema import canonical_closed, has_cjk, is_empty_marker
 from . import free_text
 from .levels import intensity_of, parse_level
 from .phrases import parse_emotion, phrases
@@ -171,6 +171,24 @@ def reviewed_sentence(values: dict[str, str], lang: str, earlier_captions: Seque
     orders = [*distinctive_facts(values, lang), None]
     options = [_sentence(values, lang, lead) for lead in orders]
     return next((s for s in options if free_text.opening(s) not in taken), options[0])
+
+
+LEAD_WORDS = 3  # words of the facts sentence a caption is made to begin with (OpenAIOptions.caption_lead)
+
+
+def lead_words(sentence: str) -> str:
+    """The first LEAD_WORDS words of a facts sentence, up to its first comma: the opening a
+    caption is made to begin with, so that it keeps the sentence's distinctive lead (the 1.5B
+    moved the speaker back to the front on 7 of 8 turns). Empty for Chinese.
+
+    >>> lead_words("At a low pitch, lower than her usual, a young woman ... speaks.")
+    'At a low'
+    >>> lead_words("Sounding happy, a middle-aged man with a clear voice speaks.")
+    'Sounding happy'
+    """
+    if has_cjk(sentence):
+        return ""
+    return " ".join(sentence.split(",")[0].split()[:LEAD_WORDS])
 
 
 def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:

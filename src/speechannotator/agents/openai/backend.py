@@ -25,7 +25,7 @@ from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
 from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..facts import reviewed_sentence
+from ..facts import distinctive_facts, lead_words, reviewed_sentence
 from ..phrases import phrases
 from . import prompts
 from .json_schemas import (
@@ -80,6 +80,10 @@ class OpenAIOptions:
     # The composed fields this model writes; the fallback (the rules) writes the others without
     # a call (the 0.5B's contextual inferences failed the checks for 8 of 8 turns: docs/agents-llm.md).
     compose_keys: tuple[str, ...] = COMPOSED_FIELDS
+    # From facts: the caption must begin with the facts sentence's first words (facts.lead_words),
+    # a `pattern` in its json_schema that llama.cpp samples under as a grammar: the 1.5B moved the
+    # speaker back to the front whatever the sentence's order (docs/agents-llm.md).
+    caption_lead: bool = False
 
 
 def options_from(labeler: EndpointConfig) -> OpenAIOptions:
@@ -450,6 +454,7 @@ class OpenAIBackend:
         used = free_text.openings_of(task.earlier_captions)
         instructions = prompts.instruction_text(lang)
         described = reviewed_sentence(task.values, lang, task.earlier_captions) if opts.compose_from_facts else None
+        lead = lead_words(described) if described and opts.caption_lead else ""
         neighbours = tuple(
             str(t["text"])
             for where in ("previous", "next")
@@ -458,7 +463,7 @@ class OpenAIBackend:
         )
 
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
-            schema = compose_schema(ks, opts.max_compose_chars)
+            schema = compose_schema(ks, opts.max_compose_chars, {"caption": lead} if lead else None)
             system, user = prompts.compose_messages(
                 segment=task.segment,
                 values=task.values,
@@ -471,6 +476,7 @@ class OpenAIBackend:
                 used_openings=used,
                 caption=accepted.get("caption"),
                 facts=described,
+                begin=lead,
             )
             return system, user, schema
 
@@ -487,6 +493,7 @@ class OpenAIBackend:
                     used_openings=used,
                     reviewed=described or "",
                     neighbours=neighbours,
+                    distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
                 )
                 mended = free_text.repaired(good[k], facts)
                 if mended != good[k]:

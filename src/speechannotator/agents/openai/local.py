@@ -25,6 +25,10 @@ COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length
 # the rules write the rest. Measured on the bundled example (docs/agents-llm.md): the 0.5B's
 # contextual inferences quoted the transcript or the other speaker's turn for 8 of 8 turns.
 LOCAL_COMPOSE_KEYS: dict[str, tuple[str, ...]] = {"0.5b": ("caption",), "1.5b": ("caption", "contextual_inference")}
+# The models whose captions must begin with the facts sentence's lead words (OpenAIOptions.caption_lead):
+# the 1.5B put the speaker first whatever the order; the 0.5B follows the order, and made to begin
+# with the description's words it copied the rest of it (7 of 8 captions fell back; docs/agents-llm.md).
+LOCAL_CAPTION_LEAD = ("1.5b",)
 LOCAL_COMPOSE_CHARS = 480  # 2-3 sentences; the looped answers ran to the 600-character cap
 
 
@@ -53,6 +57,7 @@ class LocalBackend(OpenAIBackend):
                 cache_slots=slots,
                 compose_sampling=dict(COMPOSE_SAMPLING),
                 compose_from_facts=True,
+                caption_lead=self.server.model.name in LOCAL_CAPTION_LEAD,
                 compose_keys=LOCAL_COMPOSE_KEYS.get(self.server.model.name, ("caption", "contextual_inference")),
                 max_compose_chars=min(options_from(endpoint).max_compose_chars, LOCAL_COMPOSE_CHARS),
             )

@@ -319,6 +319,7 @@ FACTS_FIELDS = {
     ),
 }
 _OPENINGS_RULE = "Other captions of this recording already begin with these words; begin the caption differently: "
+_BEGIN_RULE = "Begin the caption with these words, then go on in your own words: "
 _REVISION_RULE = (
     "A check rejected your earlier text (revision_requests in the data, quoted from the checker, with the "
     "rejected text): write it again, fixing what the request says."
@@ -331,7 +332,7 @@ def instruction_text(lang: str) -> str:
     lines = [_field_lines([f], lang) for f in FIELD_GUIDE]
     # The free-text checks' reasons too: the 0.5B answered a rewrite with the request's own words.
     texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), FACTS_SYSTEM, *FACTS_FIELDS.values()]
-    texts += [_OPENINGS_RULE, _REVISION_RULE, REASON_TEXT]
+    texts += [_OPENINGS_RULE, _BEGIN_RULE, _REVISION_RULE, REASON_TEXT]
     return "\n".join([*texts, *lines])
 
 
@@ -402,13 +403,15 @@ def compose_messages(
     used_openings: tuple[str, ...] = (),
     caption: str | None = None,
     facts: str | None = None,
+    begin: str = "",
 ) -> tuple[str, str]:
     """(system, user) for writing `keys` (both composed fields by default). ``facts``: the
     reviewed voice facts as one sentence (agents/facts.py) to paraphrase, sent instead of the
     values and the evidence. ``revisions``:
     {field: (rejected text, why)} from the free-text checks; ``used_openings``: how the
     recording's earlier captions begin; ``caption``: the accepted caption when only the
-    contextual inference is rewritten (so it does not repeat it)."""
+    contextual inference is rewritten (so it does not repeat it); ``begin``: the words the caption
+    must begin with (its schema enforces them too)."""
     keys = list(keys or COMPOSE_FIELDS)
     system = (
         f"{FACTS_SYSTEM if facts else COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. "
@@ -432,6 +435,8 @@ def compose_messages(
     ]
     if "caption" in keys and used_openings and not facts:  # the 0.5B copied a listed opening
         parts.append(_OPENINGS_RULE + json.dumps(list(used_openings), ensure_ascii=False))
+    if begin and "caption" in keys:
+        parts.append(_BEGIN_RULE + json.dumps(begin, ensure_ascii=False) + ".")
     if requests:
         parts.append(_REVISION_RULE)
     if schema_in_prompt is not None:
