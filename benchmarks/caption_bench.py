@@ -1,7 +1,8 @@
 """Caption-only harness: finalize (caption and contextual inference) again on the reviewed state
 of a finished run, with the local model, without redoing ASR, labels and review.
 
-    python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE] [--lead on|off]
+    python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE]
+        [--lead on|off] [--samples N] [--sample-temperature T]
 
 The state is copied first (finalize writes its records into it), so the run it came from is left
 as it was. The captions of every recording are printed with the free-text checks' counts
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--lead", choices=("on", "off"), help="captions made to begin with the lead words (default: the model's)"
     )
+    ap.add_argument(
+        "--samples", type=int, help="sampled caption candidates (OpenAIOptions.caption_samples; default: the model's)"
+    )
+    ap.add_argument("--sample-temperature", type=float, help="their temperature (OpenAIOptions.sample_temperature)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     cfg = load_config(args.config, overrides={"agents": {"backend": "local"}, "local_llm": {"model": args.llm}})
@@ -52,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         backend = LocalBackend(cfg, fallback=RulesBackend(cfg.calibration))
         if args.lead:
             backend.options = replace(backend.options, caption_lead=args.lead == "on")
+        if args.samples is not None:
+            backend.options = replace(backend.options, caption_samples=args.samples)
+        if args.sample_temperature is not None:
+            backend.options = replace(backend.options, sample_temperature=args.sample_temperature)
         try:
             t0 = time.monotonic()
             for rec in store.recordings():

@@ -484,6 +484,42 @@ def test_a_dropped_fact_is_asked_again_with_its_name_then_the_facts_sentence():
     assert caption == dropped and "leaves out the emotion ('neutral')" in bodies[1]["messages"][-1]["content"]
 
 
+def test_caption_samples_draw_seeded_candidates_of_the_same_prompt_and_keep_the_first_that_passes():
+    from speechannotator.agents.openai.backend import SAMPLE_SEEDS
+
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    angry = {**FEMALE, "speed": "moderate pace", "pitch": "medium pitch", "emotion": "angry (strong)"}
+    said = reviewed_sentence(angry, "en")
+    dropped = "A young American woman talks at a moderate pace and a medium pitch."  # the emotion left out
+    good = "A young American woman talks at a moderate pace and a medium pitch, clearly furious."
+    # The answer depends on the request's seed only (none: the endpoint's own answer).
+    by_seed = {None: dropped, SAMPLE_SEEDS[0]: said, SAMPLE_SEEDS[1]: good}
+
+    def run(samples):
+        script = lambda body, i: chat_reply(json.dumps({"caption": by_seed.get(body.get("seed"), dropped)}))  # noqa: E731
+        with ScriptedServer(script) as srv:
+            ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+            opts = OpenAIOptions(
+                retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("caption",), caption_samples=samples
+            )
+            out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(ComposeTask(seg, angry, {}, {}, "en"))
+            return out["caption"], srv.chat_requests()
+
+    caption, bodies = run(4)
+    assert caption == good and len(bodies) == 3  # the first that passes: no more requests
+    assert [b.get("seed") for b in bodies] == [None, SAMPLE_SEEDS[0], SAMPLE_SEEDS[1]]
+    assert [b["temperature"] for b in bodies] == [0.0, 0.8, 0.8]
+    # Each candidate answers the first prompt: no reason, no rejected text.
+    assert len({b["messages"][-1]["content"] for b in bodies}) == 1
+    assert "leaves out" not in bodies[1]["messages"][-1]["content"]
+    # None passes: the facts sentence, after 1 + samples requests.
+    caption, bodies = run(1)
+    assert caption == said and len(bodies) == 2
+    # Off (0): the rewrite loop, unseeded.
+    caption, bodies = run(0)
+    assert caption == said and all("seed" not in b for b in bodies)
+
+
 def test_doctests():
     from speechannotator.agents import facts as facts_module
 
