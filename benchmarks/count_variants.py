@@ -307,7 +307,7 @@ def split_llr(limit: float = -5.0, dims: int = 16, base=None, pooled: bool = Fal
         model = _TwoCovariance.fit(x, np.asarray(d["win"].region_index), dims)
         orig = C._split_mixed
 
-        def split_mixed(xx, labels, least, split_similarity, max_speakers, max_points):
+        def split_mixed(xx, labels, least, split_similarity, max_speakers, max_points, *_no_whitened):
             tried: set = set()
             while labels.max() + 1 < max_speakers:
                 done = False
@@ -615,11 +615,16 @@ def halves(convs: list[dict]) -> None:
             )
 
 
-def evaluate(convs: list[dict], fn) -> dict:
-    """The real diarize() on cached windows with estimate_clusters replaced by `fn` (None: today's)."""
+# The clustering the variants here were measured against: the default before stop 20's whitened
+# second opinion on splits (`split_whitened`, which wccn_supervised.py's `either` variant became).
+BASELINE = Config().diarization.model_copy(update={"split_whitened": None})
+
+
+def evaluate(convs: list[dict], fn, cfg=BASELINE) -> dict:
+    """The real diarize() on cached windows with estimate_clusters replaced by `fn` (None: the
+    clustering of `cfg`)."""
     import real_timeline_bench as rb
 
-    cfg = Config().diarization
     saved = D.embed_windows, D.estimate_clusters
     rows = {}
     try:

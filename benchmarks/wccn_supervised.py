@@ -34,22 +34,16 @@ import real_voices as rv
 from embedding_separability import eer, hard_masks, window_labels
 
 from speechannotator.frontend import clustering as C
-from speechannotator.frontend.within_speaker import fit_within_speaker
+from speechannotator.frontend.within_speaker import Whitener, fit_within_speaker
 
 
 def within(train: dict, center: str = "session") -> np.ndarray:
-    x = cv._unit(train["vectors"].astype(np.float64))
-    groups = train[center]
-    d = x.copy()
-    for g in np.unique(groups):
-        d[groups == g] -= x[groups == g].mean(0)
-    return d.T @ d / len(d)
+    """The within-voice covariance around each `center` group's mean (the shipped asset: "voice")."""
+    return fit_within_speaker(train["vectors"], train[center])[1]
 
 
 def whitener(w: np.ndarray, a: float) -> np.ndarray:
-    w = (1 - a) * w + a * np.trace(w) / len(w) * np.eye(len(w))
-    vals, vecs = np.linalg.eigh(w)
-    return vecs @ np.diag(vals**-0.5) @ vecs.T
+    return Whitener.from_covariance(np.zeros(len(w)), w, a).transform
 
 
 def nap(w: np.ndarray, k: int) -> np.ndarray:
@@ -147,7 +141,7 @@ def decide(t: np.ndarray, mu: np.ndarray, merge: float | None, split: float, whi
             c = cv._unit(np.stack([xw[labels == j].mean(0) for j in range(labels.max() + 1)]))
             return om(xw, labels, c, merge, min_speakers)
 
-        def split_mixed(xx, labels, least, limit, max_speakers, max_points):
+        def split_mixed(xx, labels, least, limit, max_speakers, max_points, *_no_whitened):
             return os_(xw, labels, least, split, max_speakers, max_points)
 
         C._split_mixed = split_mixed
@@ -211,41 +205,16 @@ def halves(convs: list[dict], w: np.ndarray, mu: np.ndarray) -> None:
         )
 
 
-def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = None, raw_split: float = 0.8):
-    """Today's clustering; a proposed split also stays when the halves' raw cosine is not under
-    `raw_split` but their cosine on whitened windows (x - training mean) T is under `split`; with
-    `merge`, two clusters also join when their whitened centroids are at least `merge` alike."""
+def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = None):
+    """Today's clustering with the whitened second opinion on splits (clustering._halves_apart, the
+    default since stop 20: a split stays when the halves' raw cosine is under split_similarity or their
+    cosine on whitened windows (x - training mean) T is under `split`); with `merge`, two clusters
+    also join when their whitened centroids are at least `merge` alike."""
 
     def run(v, d, **kw):
+        white = Whitener(mu, t)
+        xw = white(v)
         x = cv._unit(v.astype(np.float64))
-        xw = cv._unit((x - mu) @ t)
-
-        def split_mixed(xx, labels, least, limit, max_speakers, max_points):
-            tried: set = set()
-            while labels.max() + 1 < max_speakers:
-                done = False
-                for j in np.argsort(-np.bincount(labels), kind="stable"):
-                    idx = np.flatnonzero(labels == j)
-                    key = (len(idx), int(idx[0]), int(idx[-1]))
-                    if len(idx) < 2 * least or key in tried:
-                        continue
-                    tried.add(key)
-                    half = C._split_two(x, idx, max_points)
-                    n1 = int(half.sum())
-                    if min(n1, len(idx) - n1) < least:
-                        continue
-                    cos = []
-                    for z in (x, xw):
-                        c = cv._unit(np.stack([z[idx[half == h]].mean(0) for h in range(2)]))
-                        cos.append(float(c[0] @ c[1]))
-                    if cos[0] < raw_split or cos[1] < split:
-                        labels = labels.copy()
-                        labels[idx[half == 1]] = labels.max() + 1
-                        done = True
-                        break
-                if not done:
-                    break
-            return labels
 
         def merge_alike(xx, labels, centroids, limit, min_speakers):
             while labels.max() + 1 > max(1, min_speakers):
@@ -264,14 +233,13 @@ def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = No
             k = labels.max() + 1
             return labels, cv._unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
 
-        orig = C._split_mixed, C._merge_alike
-        C._split_mixed = split_mixed
+        orig = C._merge_alike
         if merge is not None:
             C._merge_alike = merge_alike
         try:
-            return C.estimate_clusters(v, **kw)
+            return C.estimate_clusters(v, **dict(kw, whitener=white, split_whitened=split))
         finally:
-            C._split_mixed, C._merge_alike = orig
+            C._merge_alike = orig
 
     return run
 
@@ -295,7 +263,7 @@ def main() -> None:
         np.savez_compressed(args.write_asset, mean=mean.astype(np.float32), within=w.astype(np.float32))
         print(f"wrote {args.write_asset}: {len(train['vectors'])} windows of {len(np.unique(train['voice']))} voices")
         return
-    mu = cv._unit(train["vectors"].astype(np.float64)).mean(0)
+    mu = fit_within_speaker(train["vectors"], train["voice"])[0]
     ws = {c: within(train, c) for c in ("session", "voice", "utterance")}
     specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if not args.only or s.name in args.only]
     if args.long:
