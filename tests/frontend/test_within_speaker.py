@@ -61,3 +61,11 @@ def test_damaged_asset_is_one_clear_error(tmp_path):
     bad.write_bytes(b"not an npz")
     with pytest.raises(RuntimeError, match="within.npz: cannot read"):
         load_whitener(0.3, bad)
+
+
+def test_doctests():
+    import doctest
+
+    from speechannotator.frontend import within_speaker
+
+    assert doctest.testmod(within_speaker).failed == 0
