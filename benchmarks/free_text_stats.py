@@ -74,6 +74,27 @@ def rules_inference(text: str, lang: str) -> bool:
     return any(act in text for act in rules_compose._ACT[lang].values())
 
 
+def _added_or_wrong_form(caption: str, values: dict[str, str], said: str) -> str:
+    from speechannotator.agents import english_form, supported
+
+    found = [
+        ("added " + ", ".join(supported.added_words(caption, values, said)))
+        if supported.added_words(caption, values, said)
+        else "",
+        f"strength {supported.intensity_said(caption, values, said)}"
+        if supported.intensity_said(caption, values, said)
+        else "",
+        f"negated {supported.negated_fact(caption, values, said)}"
+        if supported.negated_fact(caption, values, said)
+        else "",
+        f"task {supported.task_talk(caption)}" if supported.task_talk(caption) else "",
+        f"form {english_form.form_error(caption, ft.sentences(caption))}"
+        if english_form.form_error(caption, ft.sentences(caption))
+        else "",
+    ]
+    return "; ".join(f for f in found if f)
+
+
 def stats(records: list[dict], lang: str = "en") -> dict:
     ins = instruction_text(lang)
     openings = [ft.opening(r.get("caption", "")) for r in records]
@@ -97,6 +118,10 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         "glued_words": 0,
         "doubled_subject": 0,
         "facts_dropped": [],  # "turn: facts" of the facts sentence a caption the model wrote leaves out
+        # since the checks of agents/supported.py and agents/english_form.py: "turn: what" of each
+        # caption the model wrote that adds a word, overstates the feeling, negates a fact, talks
+        # about the task or is badly formed
+        "added_or_wrong_form": [],
     }
     llm_openings, earlier = [], []
     for r in records:
@@ -119,6 +144,10 @@ def stats(records: list[dict], lang: str = "en") -> dict:
             left = [what for what, _, groups in stated if not all(ft._says(cap, g) for g in groups)]
             if left:
                 out["facts_dropped"].append(f"{records.index(r)}: " + ", ".join(dict.fromkeys(left)))
+            if lang == "en":
+                wrong = _added_or_wrong_form(cap, values, said)
+                if wrong:
+                    out["added_or_wrong_form"].append(f"{records.index(r)}: {wrong}")
         out["doubled_subject"] += lang == "en" and ft.doubled_subject(cap) is not None
         out["caption_without_who"] += not ft.names_speaker(cap, values, lang)
         out["pitch_or_pace_contradicted"] += sum(ft.level_disagreement(t, values, lang) is not None for t in (cap, ctx))

@@ -336,7 +336,7 @@ def test_compose_from_facts_sends_the_description_asks_only_the_models_fields_an
     values = {**FEMALE, "pitch": "medium pitch, rising at the end", "speed": "moderate pace", "texture": "clear voice"}
     said = reviewed_sentence(values, "en")
     copy = said.rstrip(".") + ", she says."
-    own = "Her young voice, clear and American, keeps a medium pitch and an even pace as she asks plainly."
+    own = "Her young voice, clear and American, keeps a medium pitch and an even pace as she speaks."
     seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
     task = ComposeTask(seg, values, {}, {}, "en")
     answers = [{"caption": copy}, {"caption": own}]
@@ -520,8 +520,84 @@ def test_caption_samples_draw_seeded_candidates_of_the_same_prompt_and_keep_the_
     assert caption == said and all("seed" not in b for b in bodies)
 
 
+def test_a_caption_that_adds_overstates_negates_or_talks_about_the_task_is_sent_back():
+    # The models' captions, verbatim (docs/agents-llm.md), against the facts sentence of their turn.
+    young = {
+        **FEMALE,
+        "texture": "clear voice",
+        "pitch": "medium pitch, higher than the speaker's usual",
+        "speed": "moderate pace",
+        "emotion": "happy (very weak)",
+    }
+    said = reviewed_sentence(young, "en")
+    f = facts(young, reviewed=said)
+    energetic = (  # the 1.5B's "energetic" (not in the reviewed fields), the rest reworded
+        "Pitched higher than her usual, an energetic young woman with a clear voice talks in standard American "
+        "English at a moderate pace and a medium pitch, with a cheerful tone."
+    )
+    assert kind("caption", energetic, f) == "added" and "'energetic'" in ft.problem("caption", energetic, f)[1]
+    very = energetic.replace("an energetic", "a").replace("a cheerful tone", "a very cheerful tone")
+    assert kind("caption", very, f) == "intensity"  # "very happy" for a very weak happiness
+    assert kind("caption", very, facts({**young, "emotion": "happy (strong)"}, reviewed=said)) is None
+    task = (  # the 0.5B, sampled: the prompt's own noun
+        "The voice description is described as a young woman with a clear voice speaking standard American "
+        "English at a medium pitch, higher than her usual, at a moderate pace, sounding happy."
+    )
+    assert kind("caption", task, f) == "task"
+    paused = {**young, "paralinguistic": "pause between phrases"}
+    said_p = reviewed_sentence(paused, "en")
+    no_pause = (
+        "Pitched higher than her usual, a young woman talks in standard American English with a clear voice, "
+        "cheerful, at a moderate pace and a medium pitch, with no pauses between phrases."
+    )
+    assert kind("caption", no_pause, facts(paused, reviewed=said_p)) == "negated"
+    male = {**MALE, "texture": "deep, slightly hoarse", "pitch": "moderately low pitch", "speed": "moderate pace"}
+    male["emotion"] = "neutral (moderate)"
+    face = (  # the 0.5B, sampled: a face, rudeness and changeability nobody reviewed
+        "The man's voice is deep and slightly hoarse, with a middle-aged face. He speaks standard American English "
+        "at a moderate pace and a moderately low pitch. The man is neither rude nor changeable."
+    )
+    assert kind("caption", face, facts(male, reviewed=reviewed_sentence(male, "en"))) == "added"
+    # The same facts in the model's own words pass: synonyms of the stated facts, forms of their words.
+    own = (
+        "Sounding composed, a middle-aged American man talks in a deep, somewhat raspy voice, keeping a moderate "
+        "pace and a fairly low pitch."
+    )
+    assert ft.problem("caption", own, facts(male, reviewed=reviewed_sentence(male, "en"))) is None
+
+
+def test_badly_formed_english_and_a_turn_that_does_not_exist_are_sent_back():
+    male = {**MALE, "texture": "deep, slightly hoarse", "speed": "moderate pace", "emotion": "happy (weak)"}
+    f = facts(male, reviewed=reviewed_sentence(male, "en"))
+    # The 1.5B, verbatim apart from the fact its check sends back first.
+    hoarsely = "A middle-aged man with a deep and slightly hoarsely voiced speaks standard American English, happily."
+    assert kind("caption", hoarsely, f) == "form"
+    assert "hoarsely voiced" in ft.problem("caption", hoarsely, f)[1]
+    assert kind("caption", "An middle-aged man speaks standard American English at a moderate pace, happily.", f) == (
+        "form"
+    )
+    verbless = (  # the 1.5B's form, its words changed from the facts sentence's
+        "Cheerful, a middle-aged man with a deep, slightly hoarse voice, talking in standard American English at "
+        "a moderate pace."
+    )
+    assert kind("caption", verbless, f) == "form" and "no main verb" in ft.problem("caption", verbless, f)[1]
+    joined = (
+        "Cheerful and middle-aged, he talks in a deep, slightly hoarse voice, in American English and a moderate pace."
+    )
+    assert kind("caption", joined, f) == "form"
+    # A contextual inference about "the previous turn" of a first turn (the 1.5B, verbatim).
+    first = "The speaker is likely telling a story about Mr. John Dashwood, who is mentioned in the previous turn."
+    assert kind("contextual_inference", first, facts(MALE, turn_before=False, turn_after=True)) == "no_turn"
+    assert kind("contextual_inference", first, facts(MALE, turn_before=True, turn_after=True)) is None
+    last = "He asks a question that the next speaker will answer."
+    assert kind("contextual_inference", last, facts(MALE, turn_before=True, turn_after=False)) == "no_turn"
+
+
 def test_doctests():
+    from speechannotator.agents import english_form, supported
     from speechannotator.agents import facts as facts_module
 
     assert doctest.testmod(ft).failed == 0
     assert doctest.testmod(facts_module).failed == 0
+    assert doctest.testmod(english_form).failed == 0
+    assert doctest.testmod(supported).failed == 0

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..schema import canonical_closed, has_cjk, is_empty_marker
+from . import english_form
 from .levels import levels_disagree, parse_level
 from .phrases import phrases
 
@@ -189,6 +190,8 @@ class TextFacts:
     neighbours: tuple[str, ...] = field(default_factory=tuple)  # the neighbouring turns' transcripts
     reviewed: str = ""  # the voice description the model was given to paraphrase (agents/facts.py)
     distinctive: tuple[str, ...] = ()  # its distinctive facts (agents/facts.py `distinctive_facts`)
+    turn_before: bool | None = None  # whether the turn has an earlier neighbour (None: not known)
+    turn_after: bool | None = None  # ... a later one
 
 
 def copied_instructions(text: str, instructions: str) -> bool:
@@ -586,6 +589,12 @@ _MSG = {
     "doubled": "It names the speaker twice in the sentence {s!r}; say who speaks once.",
     "omitted": "It leaves out {what} ({p!r}); keep every fact of the voice description.",
     "omitted_ordinary": "It leaves out {what} ({p!r}); keep every fact of the voice description.",
+    "task": "It talks about the task ({w!r}); describe the speaker's voice only.",
+    "added": "It says {w}, which the voice description does not say; keep to its facts and add none.",
+    "intensity": "It says {w!r}, but the reviewed feeling is {v}; keep its strength.",
+    "negated": "It says {w!r}, but the voice description says the opposite; keep its facts.",
+    "form": "It is not well-formed English: {w}; write correct, complete sentences.",
+    "no_turn": "It refers to {w!r}, but this turn has none; infer from this turn and the turns that exist.",
 }
 # Problems a text may still be kept with when no retry fixed it: a reused opening (the rules'
 # captions open alike too), and an ordinary fact left out (a moderate pace, a neutral feeling: not
@@ -650,6 +659,10 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         quotes_transcript(s, t) for s in sentences(text) for t in facts.neighbours
     ):  # another turn's words: the 0.5B gave the next speaker's line as this speaker's thought
         return "quote_other", _MSG["quote_other"]
+    if field_name in ("caption", "contextual_inference") and lang == "en":
+        kind_w = _english_problem(field_name, text, facts)
+        if kind_w:
+            return kind_w
     if field_name == "caption" and lang == "en":
         twice = doubled_subject(text)
         if twice:
@@ -662,6 +675,50 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
             return ("omitted" if key else "omitted_ordinary"), _MSG["omitted"].format(what=what, p=p)
     if field_name == "caption" and opening(text) and opening(text) in facts.used_openings:
         return "opening", _MSG["opening"].format(o=opening(text))
+    return None
+
+
+# A contextual inference's words for the turn before or after this one (the 1.5B wrote "who is
+# mentioned in the previous turn" for the recording's first turn).
+_BEFORE = re.compile(
+    r"\b(?:previous|preceding|prior|earlier|last|other speaker's)\s+(?:turn|speaker|line|remark|statement|question|"
+    r"utterance|segment|comment)s?\b|\bmentioned (?:before|earlier|previously)\b|\bin (?:response|reply|answer) to\b|"
+    r"\b(?:responds|responding|replies|replying) to\b",
+    re.I,
+)
+_AFTER = re.compile(
+    r"\b(?:next|following|later|subsequent)\s+(?:turn|speaker|line|remark|statement|question|utterance|segment)s?\b",
+    re.I,
+)
+
+
+def _english_problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | None:
+    """The English-only checks (agents/supported.py, agents/english_form.py): talk about the task,
+    an added fact, a wrong strength of feeling, a negated fact (captions from facts), a turn that
+    does not exist (inferences), and the form of the sentences."""
+    from . import supported  # it reads this module's fact tables
+
+    said = supported.task_talk(text)
+    if said:
+        return "task", _MSG["task"].format(w=said)
+    if field_name == "caption" and facts.reviewed:
+        extra = supported.added_words(text, facts.values, facts.reviewed)
+        if extra:
+            return "added", _MSG["added"].format(w=", ".join(repr(w) for w in extra[:3]))
+        strength = supported.intensity_said(text, facts.values, facts.reviewed)
+        if strength:
+            return "intensity", _MSG["intensity"].format(w=strength, v=facts.values.get("emotion"))
+        negated = supported.negated_fact(text, facts.values, facts.reviewed)
+        if negated:
+            return "negated", _MSG["negated"].format(w=negated)
+    if field_name == "contextual_inference":
+        for exists, pattern in ((facts.turn_before, _BEFORE), (facts.turn_after, _AFTER)):
+            m = pattern.search(text) if exists is False else None
+            if m:
+                return "no_turn", _MSG["no_turn"].format(w=m.group(0))
+    wrong = english_form.form_error(text, sentences(text))
+    if wrong:
+        return "form", _MSG["form"].format(w=wrong)
     return None
 
 

@@ -554,6 +554,8 @@ class OpenAIBackend:
                     reviewed=described or "",
                     neighbours=neighbours,
                     distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
+                    turn_before=any(isinstance(t, dict) and t.get("text") for t in task.context.get("previous") or []),
+                    turn_after=any(isinstance(t, dict) and t.get("text") for t in task.context.get("next") or []),
                 )
                 mended = free_text.repaired(good[k], facts)
                 if mended != good[k]:
