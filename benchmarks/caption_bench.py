@@ -2,7 +2,7 @@
 of a finished run, with the local model, without redoing ASR, labels and review.
 
     python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE]
-        [--lead on|off] [--samples N] [--sample-temperature T]
+        [--lead on|off] [--examples on|off] [--vocabulary on|off] [--samples N] [--sample-temperature T]
 
 The state is copied first (finalize writes its records into it), so the run it came from is left
 as it was. The captions of every recording are printed with the free-text checks' counts
@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--samples", type=int, help="sampled caption candidates (OpenAIOptions.caption_samples; default: the model's)"
     )
+    ap.add_argument(
+        "--examples", choices=("on", "off"), help="worked rewrites in the caption prompt (default: the model's)"
+    )
+    ap.add_argument("--vocabulary", choices=("on", "off"), help="the caption sampled under its vocabulary's grammar")
     ap.add_argument("--sample-temperature", type=float, help="their temperature (OpenAIOptions.sample_temperature)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -57,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         backend = LocalBackend(cfg, fallback=RulesBackend(cfg.calibration))
         if args.lead:
             backend.options = replace(backend.options, caption_lead=args.lead == "on")
+        if args.examples:
+            backend.options = replace(backend.options, caption_examples=args.examples == "on")
+        if args.vocabulary:
+            backend.options = replace(backend.options, caption_vocabulary=args.vocabulary == "on")
         if args.samples is not None:
             backend.options = replace(backend.options, caption_samples=args.samples)
         if args.sample_temperature is not None:

@@ -593,6 +593,63 @@ def test_badly_formed_english_and_a_turn_that_does_not_exist_are_sent_back():
     assert kind("contextual_inference", last, facts(MALE, turn_before=True, turn_after=False)) == "no_turn"
 
 
+def test_every_worked_example_passes_the_checks_and_a_turn_gets_examples_of_its_lead():
+    from speechannotator.agents.caption_examples import EXAMPLES, EXAMPLES_SHOWN, examples_for
+
+    for e in EXAMPLES:  # no example may teach what the checks refuse
+        f = ft.TextFacts(
+            values=e.values, lang="en", reviewed=e.facts, distinctive=tuple(distinctive_facts(e.values, "en"))
+        )
+        assert ft.problem("caption", e.rewrite, f) is None, e.rewrite
+        assert ft.omitted_facts(e.rewrite, e.values, e.facts) == []
+        assert not ft.copied_description(e.rewrite, e.facts)
+    leads = {e.lead for e in EXAMPLES}
+    assert {"emotion", "pitch", "speed", "scene", "paralinguistic", None} <= leads
+    angry = {**FEMALE, "speed": "moderate pace", "pitch": "medium pitch", "emotion": "angry (strong)"}
+    shown = [examples_for(angry, place, "en") for place in range(4)]
+    assert all(len(s) == EXAMPLES_SHOWN and s[0].lead == "emotion" for s in shown)
+    assert len({tuple(id(e) for e in s) for s in shown}) > 1  # neighbouring turns see other structures
+    assert examples_for(angry, 2, "en") == examples_for(angry, 2, "en") and examples_for(angry, 0, "zh") == []
+    # A copied example fact is a word the turn does not license: the added-word check sends it back.
+    said = reviewed_sentence(angry, "en")
+    copied = shown[0][0].rewrite
+    assert kind("caption", copied, facts(angry, reviewed=said)) in ("added", "gender", "disagrees")
+    # In the prompt: the examples with the rule that only their form is to be taken.
+    seg = Segment("seg_00002", 0.0, 2.0, "B", text="Was he a bad man?", language="en")
+    _, user = compose_messages(
+        segment=seg, values=angry, evidence={}, context={}, lang="en", schema_in_prompt=None, keys=["caption"],
+        facts=said, examples=shown[0],
+    )  # fmt: skip
+    assert shown[0][0].rewrite in user and shown[0][1].facts in user and "not this speaker's" in user
+
+
+def test_the_caption_vocabulary_grammar_admits_the_facts_in_other_words_and_nothing_added():
+    import re
+
+    from speechannotator.agents import supported
+    from speechannotator.agents.caption_examples import EXAMPLES
+    from speechannotator.agents.openai.json_schemas import compose_schema
+
+    for e in EXAMPLES:  # each worked rewrite, and the facts sentence itself, are in their own vocabulary
+        pattern = supported.vocabulary_pattern(e.values, e.facts)
+        assert re.fullmatch(pattern, e.rewrite) and re.fullmatch(pattern, e.facts)
+    young = {**FEMALE, "texture": "clear voice", "speed": "moderate pace", "emotion": "happy (weak)"}
+    said = reviewed_sentence(young, "en")
+    pattern = supported.vocabulary_pattern(young, said)
+    assert re.fullmatch(pattern, "Cheerful and young, she speaks standard American English at a moderate pace.")
+    for added in (
+        "An energetic young woman speaks standard American English.",  # a word nobody reviewed
+        "A young man speaks standard American English.",  # the other gender's words are left out
+        "A young woman speaks standard American English",  # no full stop
+    ):
+        assert not re.fullmatch(pattern, added), added
+    # With lead words the caption begins with them; the schema carries the pattern for llama.cpp.
+    led = supported.vocabulary_pattern(young, said, "A young woman")
+    assert re.fullmatch(led, "A young woman speaks cheerfully.") and not re.fullmatch(led, "She speaks.")
+    schema = compose_schema(["caption"], 480, None, {"caption": led})
+    assert schema["properties"]["caption"]["pattern"] == led
+
+
 def test_doctests():
     from speechannotator.agents import english_form, supported
     from speechannotator.agents import facts as facts_module

@@ -217,7 +217,8 @@ def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:
     who = speaker_phrase(values, lang)
     voice = ""
     if texture:
-        voice = f" with a {texture}" if "voice" in texture.lower() else f" with a {texture} voice"
+        named = any(w in texture.lower() for w in ("voice", "timbre"))  # "clear voice", "natural timbre"
+        voice = f" with a {texture}" if named else f" with a {texture} voice"
     if para and para.lower().startswith(("pause", "noticeable", "sigh")):
         para = f"a {para}"
     fronted = ""
@@ -237,7 +238,8 @@ def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:
     elif lead == "speed":
         fronted, speed = f"At a {speed}" + (", with long pauses between phrases" if pauses else ""), ""
     elif lead == "texture":
-        fronted, voice = f"With a {texture}" + ("" if "voice" in texture.lower() else " voice"), ""
+        named = any(w in texture.lower() for w in ("voice", "timbre"))
+        fronted, voice = f"With a {texture}" + ("" if named else " voice"), ""
     speaks = f" speaks {accent}" if accent else " speaks"
     paces = [p for p in (speed and f"a {speed}", pitch and f"a {pitch}") if p]
     pace = f" at {' and '.join(paces)}" if paces else ""

@@ -63,6 +63,8 @@ _FIELD_NAMES = {
         "background sound",
         "gender",
         "speaker name",
+        "voice",  # "the voice is clear and the accent is neutral, ... the feeling is neutral" (the 0.5B)
+        "feeling",
     ),
     "zh": ("年龄", "口音", "音高", "语速", "节奏", "语气", "音色", "情绪", "发音", "副语言", "环境", "背景声", "性别"),
 }

@@ -204,3 +204,58 @@ def task_talk(text: str) -> str | None:
     """
     m = _TASK_WORDS.search(text or "")
     return m.group(0) if m else None
+
+
+# ---- the caption's vocabulary as a sampling grammar ------------------------------------------
+
+# Words of the other gender, left out of the vocabulary (the gender check reads them too).
+_GENDERED = {
+    "female": ("he", "his", "him", "himself", "man", "men", "gentleman", "gentlemen", "boy*", "male*"),
+    "male": ("she", "her", "hers", "herself", "woman", "women", "lady", "ladies", "girl*", "female*"),
+}
+_SEPARATOR = "[ ,;:-]"
+
+
+def _alternative(pattern: str) -> str:
+    """A SAID-style word pattern as a regex: "hoars*" -> "[Hh]oars[a-z]*"; either case first."""
+    word, open_end = (pattern[:-1], True) if pattern.endswith("*") else (pattern, False)
+    if not word or not re.fullmatch(r"[a-z]+", word):
+        return ""
+    head = f"[{word[0].upper()}{word[0]}]"
+    return head + word[1:] + ("[a-z]*" if open_end else "")
+
+
+def vocabulary(values: dict[str, str], reviewed: str) -> list[str]:
+    """The word patterns a caption may use (the same closed world `added_words` reads), without the
+    other gender's words: function words, the caption vocabulary, the words of the reviewed values
+    and the facts sentence with their forms, and the synonyms of the stated facts."""
+    from ..schema import canonical_closed
+
+    known, patterns = _fact_words(values, reviewed)
+    out = set(_FUNCTION) | set(CAPTION_WORDS) | set(patterns)
+    for k in known:
+        if re.fullmatch(r"[a-z]+", k):
+            out.add(k + "*" if len(k) >= 3 else k)
+            if len(k) >= 5:
+                out.add(k[:5] + "*")
+    words = {w for p in out for w in p.split()}  # a multi-word synonym ("matter of fact"): its words
+    gender = canonical_closed("gender", values.get("gender"))
+    drop = set(_GENDERED.get(gender or "", ()))
+    return sorted(w for w in words if w not in drop and not (w.endswith("*") and w in drop))
+
+
+def vocabulary_pattern(values: dict[str, str], reviewed: str, begin: str = "") -> str:
+    """A regex (JSON schema ``pattern``) a caption of the vocabulary's words matches: words with an
+    optional "'s", separated by spaces and punctuation, ending in a full stop; ``begin``: the
+    words it must begin with. llama.cpp turns it into the sampling grammar, so the model cannot
+    write a word the reviewed facts do not license.
+
+    >>> p = vocabulary_pattern({"gender": "female", "emotion": "happy (weak)"}, "A woman speaks, sounding happy.")
+    >>> bool(re.fullmatch(p, "Sounding cheerful, the woman speaks.")), bool(re.fullmatch(p, "An energetic man."))
+    (True, False)
+    """
+    alts = sorted({a for a in (_alternative(w) for w in vocabulary(values, reviewed)) if a}, key=lambda a: (-len(a), a))
+    word = "(?:" + "|".join(alts) + ")(?:'s)?"
+    sep = f"(?:{_SEPARATOR}+|[.;] )"
+    head = re.escape(begin) if begin else word
+    return f"^{head}(?:{sep}{word})*[.]$"

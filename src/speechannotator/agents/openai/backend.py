@@ -23,8 +23,9 @@ from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 from ...records import Contract, Evidence, Prediction, Verdict
 from ...schema import COMPOSED_FIELDS, LABELED_FIELDS
-from .. import free_text
+from .. import free_text, supported
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
+from ..caption_examples import examples_for
 from ..facts import distinctive_facts, lead_words, reviewed_sentence
 from ..phrases import phrases
 from . import prompts
@@ -93,6 +94,12 @@ class OpenAIOptions:
     # 8 samples at 0.8 took the facts-sentence fallbacks from 5 to 0 (228 s instead of 138 s), but 6
     # of the 8 captions then invented facts, spoke of "the voice description" or were ungrammatical,
     # which no check reads; at 0.5, 3 fallbacks in 300 s (docs/agents-llm.md, tried and not kept).
+    # Show worked rewrites of other voices' facts sentences beside the caption's (from facts only;
+    # agents/caption_examples.py): the small models otherwise kept the facts sentence's frame.
+    caption_examples: bool = False
+    # Sample the caption under a grammar of the reviewed facts' vocabulary (from facts only;
+    # agents/supported.py `vocabulary_pattern`): a word nobody reviewed cannot be written.
+    caption_vocabulary: bool = False
     caption_samples: int = 0
     sample_temperature: float = 0.8
 
@@ -515,6 +522,14 @@ class OpenAIBackend:
         instructions = prompts.instruction_text(lang)
         described = reviewed_sentence(task.values, lang, task.earlier_captions) if opts.compose_from_facts else None
         lead = lead_words(described) if described and opts.caption_lead else ""
+        closed = (
+            supported.vocabulary_pattern(task.values, described, lead)
+            if described and lang == "en" and opts.caption_vocabulary
+            else ""
+        )
+        shown = (
+            examples_for(task.values, len(task.earlier_captions), lang) if described and opts.caption_examples else []
+        )
         neighbours = tuple(
             str(t["text"])
             for where in ("previous", "next")
@@ -523,7 +538,9 @@ class OpenAIBackend:
         )
 
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
-            schema = compose_schema(ks, opts.max_compose_chars, {"caption": lead} if lead else None)
+            schema = compose_schema(
+                ks, opts.max_compose_chars, {"caption": lead} if lead else None, {"caption": closed} if closed else None
+            )
             system, user = prompts.compose_messages(
                 segment=task.segment,
                 values=task.values,
@@ -537,6 +554,7 @@ class OpenAIBackend:
                 caption=accepted.get("caption"),
                 facts=described,
                 begin=lead,
+                examples=shown,
             )
             return system, user, schema
 

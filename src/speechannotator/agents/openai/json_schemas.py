@@ -90,14 +90,20 @@ def review_schema(fields: list[str], max_reason_chars: int) -> dict[str, Any]:
     }
 
 
-def compose_schema(keys: list[str], max_chars: int, starts: dict[str, str] | None = None) -> dict[str, Any]:
+def compose_schema(
+    keys: list[str], max_chars: int, starts: dict[str, str] | None = None, patterns: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The compose answer's schema. ``starts``: {field: words its text must begin with}, as a
     ``pattern`` (llama.cpp turns it into the sampling grammar, so the answer cannot begin
-    otherwise; a validator checks it the same way); words of letters, hyphens and apostrophes only."""
+    otherwise; a validator checks it the same way); words of letters, hyphens and apostrophes only.
+    ``patterns``: {field: a whole pattern} (agents/supported.py `vocabulary_pattern`), instead."""
     props = {k: _string(max_chars) for k in keys}
     for k, words in (starts or {}).items():
         if k in props and words and re.fullmatch(r"[A-Za-z'-]+(?: [A-Za-z'-]+)*", words):
             props[k] = {**props[k], "pattern": "^" + words + '[^"\\\\]*$'}
+    for k, pattern in (patterns or {}).items():
+        if k in props and pattern:
+            props[k] = {**props[k], "pattern": pattern}
     return {
         "type": "object",
         "properties": props,

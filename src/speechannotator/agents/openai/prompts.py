@@ -9,10 +9,12 @@ the system message says that the block is data, never instructions.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ...records import Contract, Evidence, Prediction, Segment
 from ...schema import CLOSED_FIELDS, EMOTION_INTENSITY, NONE_VALUE, is_empty_marker
+from ..caption_examples import CaptionExample
 from ..facts import speaker_phrase
 from ..free_text import REASON_TEXT
 from ..phrases import phrases
@@ -319,6 +321,10 @@ FACTS_FIELDS = {
     ),
 }
 _OPENINGS_RULE = "Other captions of this recording already begin with these words; begin the caption differently: "
+_EXAMPLES_RULE = (
+    "How the descriptions of other speakers were rewritten. Their facts are not this speaker's: take only "
+    "their ways of building a sentence, and state this speaker's facts."
+)
 _BEGIN_RULE = "Begin the caption with these words, then go on in your own words: "
 _REVISION_RULE = (
     "A check rejected your earlier text (revision_requests in the data, quoted from the checker, with the "
@@ -332,7 +338,7 @@ def instruction_text(lang: str) -> str:
     lines = [_field_lines([f], lang) for f in FIELD_GUIDE]
     # The free-text checks' reasons too: the 0.5B answered a rewrite with the request's own words.
     texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), FACTS_SYSTEM, *FACTS_FIELDS.values()]
-    texts += [_OPENINGS_RULE, _BEGIN_RULE, _REVISION_RULE, REASON_TEXT]
+    texts += [_OPENINGS_RULE, _EXAMPLES_RULE, _BEGIN_RULE, _REVISION_RULE, REASON_TEXT]
     return "\n".join([*texts, *lines])
 
 
@@ -404,6 +410,7 @@ def compose_messages(
     caption: str | None = None,
     facts: str | None = None,
     begin: str = "",
+    examples: Sequence[CaptionExample] = (),
 ) -> tuple[str, str]:
     """(system, user) for writing `keys` (both composed fields by default). ``facts``: the
     reviewed voice facts as one sentence (agents/facts.py) to paraphrase, sent instead of the
@@ -411,7 +418,8 @@ def compose_messages(
     {field: (rejected text, why)} from the free-text checks; ``used_openings``: how the
     recording's earlier captions begin; ``caption``: the accepted caption when only the
     contextual inference is rewritten (so it does not repeat it); ``begin``: the words the caption
-    must begin with (its schema enforces them too)."""
+    must begin with (its schema enforces them too); ``examples``: rewrites of other voices'
+    descriptions (agents/caption_examples.py), shown with the caption's fields."""
     keys = list(keys or COMPOSE_FIELDS)
     system = (
         f"{FACTS_SYSTEM if facts else COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. "
@@ -435,6 +443,9 @@ def compose_messages(
     ]
     if "caption" in keys and used_openings and not facts:  # the 0.5B copied a listed opening
         parts.append(_OPENINGS_RULE + json.dumps(list(used_openings), ensure_ascii=False))
+    if examples and facts and "caption" in keys:
+        shown = [{"voice_description": e.facts, "caption": e.rewrite} for e in examples]
+        parts.append(_EXAMPLES_RULE + "\n" + "\n".join(json.dumps(x, ensure_ascii=False) for x in shown))
     if begin and "caption" in keys:
         parts.append(_BEGIN_RULE + json.dumps(begin, ensure_ascii=False) + ".")
     if requests:
