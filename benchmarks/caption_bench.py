@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         "--examples", choices=("on", "off"), help="worked rewrites in the caption prompt (default: the model's)"
     )
     ap.add_argument("--vocabulary", choices=("on", "off"), help="the caption sampled under its vocabulary's grammar")
+    ap.add_argument("--inference-samples", type=int, help="the same for the contextual inference")
     ap.add_argument("--sample-temperature", type=float, help="their temperature (OpenAIOptions.sample_temperature)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
             backend.options = replace(backend.options, caption_vocabulary=args.vocabulary == "on")
         if args.samples is not None:
             backend.options = replace(backend.options, caption_samples=args.samples)
+        if args.inference_samples is not None:
+            backend.options = replace(backend.options, inference_samples=args.inference_samples)
         if args.sample_temperature is not None:
             backend.options = replace(backend.options, sample_temperature=args.sample_temperature)
         try:

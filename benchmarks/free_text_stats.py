@@ -81,7 +81,7 @@ def _added_or_wrong_form(caption: str, values: dict[str, str], said: str) -> str
         ("added " + ", ".join(supported.added_words(caption, values, said)))
         if supported.added_words(caption, values, said)
         else "",
-        f"strength {supported.intensity_said(caption, values, said)}"
+        f"strength {supported.intensity_said(caption, values, said)[0]}"
         if supported.intensity_said(caption, values, said)
         else "",
         f"negated {supported.negated_fact(caption, values, said)}"

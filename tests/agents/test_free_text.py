@@ -56,6 +56,11 @@ def test_each_check_names_its_problem_and_natural_text_passes():
         "making amiable himself, and the speaker is making amiable himself."
     )
     assert kind("contextual_inference", phrase, facts(MALE)) == "repeat"
+    clauses = (  # the 0.5B with worked examples: one clause twice within a sentence
+        "The young woman speaks slowly; her voice is slightly hoarse and medium in pitch; she sounds happy; "
+        "her voice is slightly hoarse and medium in pitch."
+    )
+    assert kind("caption", clauses, facts()) == "repeat"
     # The relabel request's own reason given back as the text (the 0.5B did).
     assert kind("contextual_inference", "It quotes the transcript word for word, describe.", facts()) == "copied"
     # "He" for a woman, in the contextual inference too (it used to be read for captions only).
@@ -585,6 +590,17 @@ def test_badly_formed_english_and_a_turn_that_does_not_exist_are_sent_back():
         "Cheerful and middle-aged, he talks in a deep, slightly hoarse voice, in American English and a moderate pace."
     )
     assert kind("caption", joined, f) == "form"
+    gerund = (  # the 1.5B with worked examples, verbatim
+        "This middle-aged man is speaking standard American English at a moderate pace, "
+        "sounding happy; his deep and slightly hoarse voice is the maintaining the happy tone."
+    )
+    assert kind("caption", gerund, f) == "form"
+    deeply = (
+        "A middle-aged man speaks standard American English with a deeply hoarse voice at a moderate pace, happily."
+    )
+    assert kind("caption", deeply, f) == "intensity"  # "slightly hoarse" reviewed
+    # "highly pitched" is a level too (the 1.5B, for a medium pitch).
+    assert ft.level_disagreement("Her voice is slightly highly pitched.", {"pitch": "medium pitch"}, "en")
     # A contextual inference about "the previous turn" of a first turn (the 1.5B, verbatim).
     first = "The speaker is likely telling a story about Mr. John Dashwood, who is mentioned in the previous turn."
     assert kind("contextual_inference", first, facts(MALE, turn_before=False, turn_after=True)) == "no_turn"

@@ -140,6 +140,19 @@ def joined_to_language(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+def article_before_gerund(text: str) -> str | None:
+    """An article before an -ing word that itself takes an object ("his voice is the maintaining
+    the neutral tone", the 1.5B): a verb used as a noun.
+
+    >>> article_before_gerund("His voice is the maintaining the neutral tone.")
+    'the maintaining the'
+    >>> article_before_gerund("She gives a rising intonation and the feeling of calm.") is None
+    True
+    """
+    m = re.search(r"\b(?:the|a|an)\s+[a-z]+ing\s+(?:the|a|an|his|her|their|its)\b", text or "", re.I)
+    return m.group(0) if m else None
+
+
 def doubled_word(text: str) -> str | None:
     """One word twice in a row ("the the", "a a").
 
@@ -165,6 +178,7 @@ def form_error(text: str, sentences: list[str]) -> str | None:
         (article_error, "the article does not fit the next word"),
         (adverb_for_adjective, "an adverb where the voice needs an adjective"),
         (joined_to_language, "the pitch or pace is joined to the language; it needs 'at'"),
+        (article_before_gerund, "an article before a verb"),
         (doubled_word, "a word written twice"),
     ):
         found = find(text)

@@ -91,7 +91,7 @@ _SUBJECT = {
 
 # Pitch and pace words a text may say, read as a level (-2..2) to set against the reviewed one.
 # Comparatives ("higher than usual") are left out: the reviewed pitch may say that too.
-_PITCH_SAID = re.compile(r"\b(?:(very|quite|rather|fairly)\s+)?(high|low)(?:[- ]pitched|\s+pitch)\b", re.I)
+_PITCH_SAID = re.compile(r"\b(?:(very|quite|rather|fairly)\s+)?(high|low)(?:(?:ly)?[- ]pitched|\s+pitch)\b", re.I)
 _SPEED_SAID = re.compile(
     r"\b(?:(very|quite|rather|fairly)\s+)?(fast|quick|quickly|rapid|rapidly|hurried|hurriedly|brisk|briskly|"
     r"slow|slowly|sluggish)\b",
@@ -241,10 +241,14 @@ def repeated_sentence(text: str) -> str | None:
     """A sentence said twice within the text (the 0.5B looped one until the length cap), or a
     phrase of PHRASE_WORDS words said PHRASE_TIMES times ("... making amiable himself" x6)."""
     seen: list[str] = []
-    for s in sentences(text):
-        if any(_same(s, t) for t in seen):
-            return s
-        seen.append(s)
+    # Clauses too: the 0.5B wrote "...; her voice is slightly hoarse and medium in pitch; the young
+    # woman sounds happy; her voice is slightly hoarse and medium in pitch."
+    for sent in sentences(text):
+        clauses = [c.strip() for c in re.split(r"[;:]", sent)]
+        for s in [c for c in clauses if len(units(c)) >= 4] if len(clauses) > 1 else [sent]:
+            if any(_same(s, t) for t in seen):
+                return s
+            seen.append(s)
     words = units(text)
     counts: dict[tuple[str, ...], int] = {}
     for i in range(len(words) - PHRASE_WORDS + 1):
@@ -593,7 +597,7 @@ _MSG = {
     "omitted_ordinary": "It leaves out {what} ({p!r}); keep every fact of the voice description.",
     "task": "It talks about the task ({w!r}); describe the speaker's voice only.",
     "added": "It says {w}, which the voice description does not say; keep to its facts and add none.",
-    "intensity": "It says {w!r}, but the reviewed feeling is {v}; keep its strength.",
+    "intensity": "It says {w!r}, but the review says {v!r}; keep its strength.",
     "negated": "It says {w!r}, but the voice description says the opposite; keep its facts.",
     "form": "It is not well-formed English: {w}; write correct, complete sentences.",
     "no_turn": "It refers to {w!r}, but this turn has none; infer from this turn and the turns that exist.",
@@ -709,7 +713,7 @@ def _english_problem(field_name: str, text: str, facts: TextFacts) -> tuple[str,
             return "added", _MSG["added"].format(w=", ".join(repr(w) for w in extra[:3]))
         strength = supported.intensity_said(text, facts.values, facts.reviewed)
         if strength:
-            return "intensity", _MSG["intensity"].format(w=strength, v=facts.values.get("emotion"))
+            return "intensity", _MSG["intensity"].format(w=strength[0], v=strength[1])
         negated = supported.negated_fact(text, facts.values, facts.reviewed)
         if negated:
             return "negated", _MSG["negated"].format(w=negated)

@@ -140,31 +140,50 @@ def _emotion_patterns(values: dict[str, str], reviewed: str) -> list[str]:
     ]
 
 
-def intensity_said(text: str, values: dict[str, str], reviewed: str) -> str | None:
+def _softened_qualities(texture: str) -> list[str]:
+    """The voice-quality patterns the reviewed texture softens ("deep and slightly hoarse": hoarse)."""
+    P = phrases("en")
+    words = _words(texture)
+    out: list[str] = []
+    for i, w in enumerate(words[1:], 1):
+        if words[i - 1] in ("slightly", "somewhat", "faintly", "mildly", "bit"):
+            for patterns in P.SAID_TEXTURE.values():
+                if any(_matches(w, p) for p in patterns):
+                    out += [p for p in patterns if " " not in p]
+    return out
+
+
+def intensity_said(text: str, values: dict[str, str], reviewed: str) -> tuple[str, str] | None:
     """The intensifier or softener said of the reviewed emotion that its reviewed intensity does
-    not carry ("very happy" for "happy (very weak)", "slightly angry" for "angry (strong)").
+    not carry ("very happy" for "happy (very weak)", "slightly angry" for "angry (strong)"), or an
+    intensifier before a voice quality the review softened ("deeply hoarse" for "slightly hoarse"):
+    (the words said, the reviewed value).
 
     >>> intensity_said("She sounds very happy.", {"emotion": "happy (very weak)"}, "")
-    'very happy'
+    ('very happy', 'happy (very weak)')
     >>> intensity_said("She sounds very happy.", {"emotion": "happy (strong)"}, "") is None
     True
-    >>> intensity_said("He sounds a little annoyed.", {"emotion": "angry (very strong)"}, "")
+    >>> intensity_said("He sounds a little annoyed.", {"emotion": "angry (very strong)"}, "")[0]
     'little annoyed'
+    >>> intensity_said("He has a deeply hoarse voice.", {"texture": "deep and slightly hoarse"}, "")
+    ('deeply hoarse', 'deep and slightly hoarse')
     """
     emotion = values.get("emotion")
     step = intensity_of(emotion, phrases("en")) if isinstance(emotion, str) else None
-    if step is None:
-        return None
-    patterns = _emotion_patterns(values, reviewed)
-    words = _words(text)
-    for i, w in enumerate(words):
-        if not any(_matches(w, p) for p in patterns):
-            continue
-        before = words[max(0, i - 3) : i]
+    texture = values.get("texture")
+    checks = []
+    if step is not None:
         wrong = _SOFTER if step >= _STRONG_STEP else _STRONGER
-        hit = next((b for b in reversed(before) if b in wrong), None)
-        if hit:
-            return f"{hit} {w}"
+        checks.append((_emotion_patterns(values, reviewed), wrong, 3, emotion))
+    if isinstance(texture, str):
+        checks.append((_softened_qualities(texture), _STRONGER, 2, texture))
+    words = _words(text)
+    for patterns, wrong, reach, value in checks:
+        for i, w in enumerate(words):
+            if any(_matches(w, p) for p in patterns):
+                hit = next((b for b in reversed(words[max(0, i - reach) : i]) if b in wrong), None)
+                if hit:
+                    return f"{hit} {w}", value
     return None
 
 

@@ -87,20 +87,20 @@ class OpenAIOptions:
     # a `pattern` in its json_schema that llama.cpp samples under as a grammar: the 1.5B moved the
     # speaker back to the front whatever the sentence's order (docs/agents-llm.md).
     caption_lead: bool = False
-    # From facts: a caption the checks reject is not asked to be rewritten with the reason; the same
-    # prompt is sampled again `caption_samples` times (temperature `sample_temperature`, the fixed
-    # seeds SAMPLE_SEEDS, so a rerun gives the same bytes) and the first candidate that passes every
-    # check is kept (0: the rewrite loop). Off for every model: on the 0.5B (caption_bench, 8 turns)
-    # 8 samples at 0.8 took the facts-sentence fallbacks from 5 to 0 (228 s instead of 138 s), but 6
-    # of the 8 captions then invented facts, spoke of "the voice description" or were ungrammatical,
-    # which no check reads; at 0.5, 3 fallbacks in 300 s (docs/agents-llm.md, tried and not kept).
     # Show worked rewrites of other voices' facts sentences beside the caption's (from facts only;
     # agents/caption_examples.py): the small models otherwise kept the facts sentence's frame.
     caption_examples: bool = False
     # Sample the caption under a grammar of the reviewed facts' vocabulary (from facts only;
     # agents/supported.py `vocabulary_pattern`): a word nobody reviewed cannot be written.
     caption_vocabulary: bool = False
+    # From facts: a caption the checks reject is not asked to be rewritten with the reason; the same
+    # prompt is sampled again `caption_samples` times (temperature `sample_temperature`, the fixed
+    # seeds SAMPLE_SEEDS, so a rerun gives the same bytes) and the first candidate that passes every
+    # check is kept (0: the rewrite loop). Before the added-word and form checks, 8 samples at 0.8
+    # on the 0.5B took the fallbacks from 5 to 0, but 6 of the 8 captions then invented facts, spoke
+    # of "the voice description" or were ungrammatical (docs/agents-llm.md).
     caption_samples: int = 0
+    inference_samples: int = 0  # the same for the contextual inference
     sample_temperature: float = 0.8
 
 
@@ -272,19 +272,20 @@ class OpenAIBackend:
         self,
         keys: list[str],
         *,
+        samples: int,
         build: Callable[[list[str], bool, bool], tuple[str, str, dict[str, Any]]],
         parse: Callable[[dict[str, Any], list[str], bool], tuple[dict[str, Any], dict[str, str], int]],
         forget: Callable[[], None],
         max_tokens: int,
         slot: int | None,
     ) -> tuple[dict[str, Any], dict[str, str]]:
-        """Best of several answers to one unchanged prompt (OpenAIOptions.caption_samples): the
+        """Best of several answers to one unchanged prompt (OpenAIOptions.caption_samples, inference_samples): the
         endpoint's own answer first, then one per seed of SAMPLE_SEEDS at `sample_temperature`;
         the first that `parse` accepts is kept. ``forget`` clears what `parse` recorded of a
         rejected answer, so the next candidate's prompt is the first one again."""
         opts, client = self.options, self.reviewer
         errors: dict[str, str] = {}
-        for i in range(1 + min(opts.caption_samples, len(SAMPLE_SEEDS))):
+        for i in range(1 + min(samples, len(SAMPLE_SEEDS))):
             forget()
             system, user, schema = build(keys, False, client.format_mode != "json_schema")
             sampling = dict(opts.compose_sampling)
@@ -606,9 +607,11 @@ class OpenAIBackend:
         # contextual inference's only the turns (given the description, the 0.5B described the voice again).
         good, failed = {}, {}
         for ask in [[k] for k in keys] if described else [keys]:
-            if described and ask == ["caption"] and opts.caption_samples > 0:
+            samples = {"caption": opts.caption_samples, "contextual_inference": opts.inference_samples}
+            if described and len(ask) == 1 and samples.get(ask[0], 0) > 0:
                 got, lost = self._sample_candidates(
                     ask,
+                    samples=samples[ask[0]],
                     build=build,
                     parse=parse,
                     forget=revisions.clear,

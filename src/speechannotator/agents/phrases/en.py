@@ -247,7 +247,7 @@ SAID_EMOTION = {  # besides EMOTION_PARSE's stems
                 "calm*", "even tone*", "evenly", "level headed"),
     "calm": ("relaxed", "composed", "serene", "peaceful", "tranquil", "placid", "at ease", "collected", "unhurried"),
     "happy": ("cheer*", "glad*", "pleased", "upbeat", "delight*", "content*", "merry", "sunny", "good mood*",
-              "positive*", "bright*", "light hearted*", "lighthearted*", "happi*"),
+              "positive*", "light hearted*", "lighthearted*", "happi*"),
     "excited": ("thrill*", "eager*", "animated", "energetic*", "exhilarat*"),
     "angry": ("irritat*", "furious*", "irate", "indignant*", "mad", "cross"),
     "tense": ("uneasy", "on edge", "strain*", "worried", "anxiety"),
