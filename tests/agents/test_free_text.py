@@ -605,6 +605,16 @@ def test_badly_formed_english_and_a_turn_that_does_not_exist_are_sent_back():
     first = "The speaker is likely telling a story about Mr. John Dashwood, who is mentioned in the previous turn."
     assert kind("contextual_inference", first, facts(MALE, turn_before=False, turn_after=True)) == "no_turn"
     assert kind("contextual_inference", first, facts(MALE, turn_before=True, turn_after=True)) is None
+    # An inference the length cap cut off mid-sentence keeps its complete sentences (the 1.5B, verbatim).
+    cut = (
+        "The speaker appears to be discussing the identity of someone based on what was said. The woman is "
+        "questioning whether the man was a"
+    )
+    assert (
+        ft.repaired(cut, facts())
+        == "The speaker appears to be discussing the identity of someone based on what was said."
+    )
+    assert ft.repaired("The woman is questioning whether the man was a", facts()).endswith("was a")  # nothing to keep
     last = "He asks a question that the next speaker will answer."
     assert kind("contextual_inference", last, facts(MALE, turn_before=True, turn_after=False)) == "no_turn"
 

@@ -333,12 +333,23 @@ def _raw_pairs(sources: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def repaired(text: str, facts: TextFacts) -> str:
+INFERENCE_SENTENCES = 2  # what the prompt asks a contextual inference for (the 1.5B wrote 3-4)
+
+
+def repaired(text: str, facts: TextFacts, most_sentences: int | None = None) -> str:
     """What can be mended without asking again: sentences that copy the instructions dropped when
-    others remain (the 0.5B appended the checker's reason to its rewrite), and two words of the
-    description or the transcript that DRY ran together written apart again ("hoarsevoice")."""
+    others remain (the 0.5B appended the checker's reason to its rewrite), a last sentence the
+    length cap cut off dropped when complete ones come before it (the 1.5B's inferences ran to
+    three or four sentences and the schema's maxLength stopped them mid-word), and two words of
+    the description or the transcript that DRY ran together written apart again ("hoarsevoice");
+    with `most_sentences`, the first that many (the 1.5B's third and fourth sentences of an
+    inference strayed furthest from the turns)."""
     kept = [s for s in sentences(text) if not copied_instructions(s, facts.instructions)]
-    if kept and len(kept) < len(sentences(text)):
+    if len(kept) > 1 and not _TERMINAL.search(kept[-1]):
+        kept = kept[:-1]
+    if most_sentences:
+        kept = kept[:most_sentences]
+    if kept and kept != sentences(text):
         text = ("" if has_cjk(text) else " ").join(kept)
     if facts.lang == "zh" or has_cjk(text):
         return text
@@ -689,7 +700,8 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
 _BEFORE = re.compile(
     r"\b(?:previous|preceding|prior|earlier|last|other speaker's)\s+(?:turn|speaker|line|remark|statement|question|"
     r"utterance|segment|comment)s?\b|\bmentioned (?:before|earlier|previously)\b|\bin (?:response|reply|answer) to\b|"
-    r"\b(?:responds|responding|replies|replying) to\b",
+    r"\b(?:responds|responding|replies|replying) to\b|"
+    r"\b(?:already|previously) (?:mentioned|said|discussed|asked|stated)\b",
     re.I,
 )
 _AFTER = re.compile(

@@ -576,7 +576,8 @@ class OpenAIBackend:
                     turn_before=any(isinstance(t, dict) and t.get("text") for t in task.context.get("previous") or []),
                     turn_after=any(isinstance(t, dict) and t.get("text") for t in task.context.get("next") or []),
                 )
-                mended = free_text.repaired(good[k], facts)
+                most = free_text.INFERENCE_SENTENCES if k == "contextual_inference" and described else None
+                mended = free_text.repaired(good[k], facts, most)
                 if mended != good[k]:
                     log.info("composed %s of %s repaired: %r -> %r", k, task.segment.key, good[k], mended)
                     good[k] = mended

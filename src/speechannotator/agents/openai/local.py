@@ -21,14 +21,27 @@ log = logging.getLogger(__name__)
 # colons (JSON) break a sequence. With 3 tokens allowed the 0.5B wrote "AmericanEnglish" rather
 # than repeat the reviewed accent's three tokens.
 COMPOSE_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 256}
-# The composed fields each model writes (from the reviewed facts as one sentence, agents/facts.py);
-# the rules write the rest. Measured on the bundled example (docs/agents-llm.md): the 0.5B's
-# contextual inferences quoted the transcript or the other speaker's turn for 8 of 8 turns.
-LOCAL_COMPOSE_KEYS: dict[str, tuple[str, ...]] = {"0.5b": ("caption",), "1.5b": ("caption", "contextual_inference")}
-# The models whose captions must begin with the facts sentence's lead words (OpenAIOptions.caption_lead):
-# the 1.5B put the speaker first whatever the order; the 0.5B follows the order, and made to begin
-# with the description's words it copied the rest of it (7 of 8 captions fell back; docs/agents-llm.md).
-LOCAL_CAPTION_LEAD = ("1.5b",)
+# How each model writes the composed fields (OpenAIOptions; measured with benchmarks/caption_bench.py
+# on the bundled example's reviewed state, docs/agents-llm.md), from the reviewed facts as one
+# sentence (agents/facts.py); the rules write the fields a model does not.
+# - 0.5B: the caption only: its contextual inferences quoted the transcript or the other speaker's
+#   turn on 8 of 8 turns. Rewrites asked with the checker's reason fixed 0 of 4 turns; 8 seeded
+#   samples of the same prompt: 5 of 8 captions its own (3 the facts sentence), none adding a word.
+#   Worked examples made it copy their facts and structure (6 of 8 garbled), so they are off.
+# - 1.5B: both fields. Made to begin with the facts sentence's lead words it kept the sentence's
+#   frame; shown worked rewrites of other voices (agents/caption_examples.py), sampled under its
+#   facts' vocabulary (agents/supported.py) and sampled 4 more times when rejected, 8 of 8 captions
+#   were its own, with 8 distinct openings, and 8 of 8 contextual inferences (0 before).
+LOCAL_COMPOSE_OPTIONS: dict[str, dict[str, object]] = {
+    "0.5b": {"compose_keys": ("caption",), "caption_samples": 8},
+    "1.5b": {
+        "compose_keys": ("caption", "contextual_inference"),
+        "caption_examples": True,
+        "caption_vocabulary": True,
+        "caption_samples": 4,
+        "inference_samples": 4,
+    },
+}
 LOCAL_COMPOSE_CHARS = 480  # 2-3 sentences; the looped answers ran to the 600-character cap
 
 
@@ -57,8 +70,7 @@ class LocalBackend(OpenAIBackend):
                 cache_slots=slots,
                 compose_sampling=dict(COMPOSE_SAMPLING),
                 compose_from_facts=True,
-                caption_lead=self.server.model.name in LOCAL_CAPTION_LEAD,
-                compose_keys=LOCAL_COMPOSE_KEYS.get(self.server.model.name, ("caption", "contextual_inference")),
+                **LOCAL_COMPOSE_OPTIONS.get(self.server.model.name, {}),
                 max_compose_chars=min(options_from(endpoint).max_compose_chars, LOCAL_COMPOSE_CHARS),
             )
             super().__init__(endpoint, None, options=options, fallback=fallback)
