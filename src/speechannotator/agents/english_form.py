@@ -153,6 +153,34 @@ def article_before_gerund(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+_SPLICE = re.compile(r",\s+(?:her|his|their|the)\s+[a-z]+\s+(?:is|was|has|sounds|sits|stays|remains|comes)\b", re.I)
+_SAYS_FEELING = re.compile(
+    r"\b(?:says|said|tells|told)\s+(?:happy|sad|angry|calm|neutral|tense|excited|surprised|fearful|disgusted)\b",
+    re.I,
+)
+
+
+def run_on(sentence: str) -> str | None:
+    """Two sentences joined by a comma ("..., a young woman ... says happy, her voice is slightly
+    hoarse ...", the 1.5B): a clause with its own subject and verb after a comma, when the part
+    before it already has a main verb; or a feeling said as if it were words ("says happy").
+
+    >>> run_on("A young woman says happy, her voice is slightly hoarse.")
+    'says happy'
+    >>> run_on("A young woman speaks slowly, her voice is slightly hoarse.")
+    ', her voice is'
+    >>> run_on("At a slow pace, her voice is slightly hoarse.") is None
+    True
+    """
+    said = _SAYS_FEELING.search(sentence or "")
+    if said:
+        return said.group(0)
+    for m in _SPLICE.finditer(sentence or ""):
+        if has_main_verb(sentence[: m.start()]):
+            return m.group(0)
+    return None
+
+
 def doubled_word(text: str) -> str | None:
     """One word twice in a row ("the the", "a a").
 
@@ -187,4 +215,7 @@ def form_error(text: str, sentences: list[str]) -> str | None:
     for s in sentences:
         if not has_main_verb(s):
             return f"{s[:80]!r} (no main verb)"
+        joined = run_on(s)
+        if joined:
+            return f"{joined!r} (two sentences joined by a comma, or a feeling said as words)"
     return None
