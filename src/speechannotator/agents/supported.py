@@ -129,11 +129,12 @@ def added_words(text: str, values: dict[str, str], reviewed: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _emotion_patterns(values: dict[str, str], reviewed: str) -> list[str]:
+def _fact_patterns(values: dict[str, str], reviewed: str, kinds: tuple[str, ...]) -> list[str]:
+    """The one-word SAID patterns of the stated facts of `kinds` ("the emotion", ...)."""
     return [
         p
         for what, _, groups in ft.stated_facts(values, reviewed)
-        if what == "the emotion"
+        if what in kinds
         for g in groups
         for p in g
         if " " not in p
@@ -174,7 +175,7 @@ def intensity_said(text: str, values: dict[str, str], reviewed: str) -> tuple[st
     checks = []
     if step is not None:
         wrong = _SOFTER if step >= _STRONG_STEP else _STRONGER
-        checks.append((_emotion_patterns(values, reviewed), wrong, 3, emotion))
+        checks.append((_fact_patterns(values, reviewed, ("the emotion",)), wrong, 3, emotion))
     if isinstance(texture, str):
         checks.append((_softened_qualities(texture), _STRONGER, 2, texture))
     words = _words(text)
@@ -196,14 +197,7 @@ def negated_fact(text: str, values: dict[str, str], reviewed: str) -> str | None
     True
     """
     kinds = ("the emotion", "the non-verbal event", "the background", "the environment", "the voice quality")
-    patterns = [
-        p
-        for what, _, groups in ft.stated_facts(values, reviewed)
-        if what in kinds
-        for g in groups
-        for p in g
-        if " " not in p
-    ]
+    patterns = _fact_patterns(values, reviewed, kinds)
     words = _words(text)
     for i, w in enumerate(words):
         if any(_matches(w, p) for p in patterns):
