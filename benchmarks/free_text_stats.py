@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from speechannotator.agents import compose as rules_compose
+from speechannotator.agents import fact_words
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
 from speechannotator.agents.facts import reviewed_sentence
@@ -140,8 +141,8 @@ def stats(records: list[dict], lang: str = "en") -> dict:
         out["rules_inferences"] += rules_inference(ctx, lang)
         if not by_rules and not by_facts:
             llm_openings.append(ft.opening(cap))
-            stated = ft.stated_facts(values, said) if lang == "en" else []
-            left = [what for what, _, groups in stated if not all(ft._says(cap, g) for g in groups)]
+            stated = fact_words.stated_facts(values, said) if lang == "en" else []
+            left = [what for what, _, groups in stated if not all(fact_words.says(cap, g) for g in groups)]
             if left:
                 out["facts_dropped"].append(f"{records.index(r)}: " + ", ".join(dict.fromkeys(left)))
             if lang == "en":

@@ -11,6 +11,7 @@ import json
 from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 
 from speechannotator import agents
+from speechannotator.agents import fact_words
 from speechannotator.agents import free_text as ft
 from speechannotator.agents.backend import ComposeTask
 from speechannotator.agents.facts import distinctive_facts, reviewed_sentence, salience, salient_fact
@@ -392,14 +393,14 @@ def test_a_caption_that_leaves_out_a_fact_of_the_description_is_sent_back_naming
         "At a high pitch, higher than her usual, the young woman with a clear voice speaks standard English at a "
         "moderate pace, sounding happy, with a pause between phrases."
     )
-    assert ft.omitted_fact(no_accent, values, said) == ("the accent", "standard American English")
+    assert fact_words.omitted_fact(no_accent, values, said) == ("the accent", "standard American English")
     # Each fact said in other words passes: synonyms from one table (phrases.en SAID_*), levels on their side.
     own = (
         "Pitched high, above what is typical for her, this young American woman talks cheerfully at an even "
         "pace, her voice crisp, pausing briefly between phrases."
     )
     assert ft.problem("caption", own, f) is None
-    assert ft.omitted_fact(own.replace("above what is typical for her", "up"), values, said)[0] == (
+    assert fact_words.omitted_fact(own.replace("above what is typical for her", "up"), values, said)[0] == (
         "how the pitch compares with the speaker's usual"
     )
     slow = {
@@ -409,15 +410,18 @@ def test_a_caption_that_leaves_out_a_fact_of_the_description_is_sent_back_naming
         "texture": "deep and slightly hoarse",
     }
     said_slow = reviewed_sentence(slow, "en")
-    assert ft.omitted_fact(own, slow, said_slow) == ("the voice quality", "deep and slightly hoarse")
+    assert fact_words.omitted_fact(own, slow, said_slow) == ("the voice quality", "deep and slightly hoarse")
     rough = (
         "Low in pitch, the young American woman talks cheerfully at an even pace, her voice deep and husky, pausing."
     )
-    assert ft.omitted_fact(rough, slow, said_slow) == ("the pace", "slightly slow pace")  # "even" is no slow word
+    assert fact_words.omitted_fact(rough, slow, said_slow) == (
+        "the pace",
+        "slightly slow pace",
+    )  # "even" is no slow word
     # Scene and event words from the parse tables; without a description (not from facts) nothing is asked.
     street = {**values, "background_sound": "traffic noise", "environment": "busy public place"}
-    assert ft.omitted_fact(own, street, said) == ("the background", "traffic noise")
-    assert ft.omitted_fact(own + " Cars rumble past in a busy public square.", street, said) is None
+    assert fact_words.omitted_fact(own, street, said) == ("the background", "traffic noise")
+    assert fact_words.omitted_fact(own + " Cars rumble past in a busy public square.", street, said) is None
     assert ft.problem("caption", dropped, facts(values)) is None
 
 
@@ -627,7 +631,7 @@ def test_every_worked_example_passes_the_checks_and_a_turn_gets_examples_of_its_
             values=e.values, lang="en", reviewed=e.facts, distinctive=tuple(distinctive_facts(e.values, "en"))
         )
         assert ft.problem("caption", e.rewrite, f) is None, e.rewrite
-        assert ft.omitted_facts(e.rewrite, e.values, e.facts) == []
+        assert fact_words.omitted_facts(e.rewrite, e.values, e.facts) == []
         assert not ft.copied_description(e.rewrite, e.facts)
     leads = {e.lead for e in EXAMPLES}
     assert {"emotion", "pitch", "speed", "scene", "paralinguistic", None} <= leads
@@ -684,3 +688,4 @@ def test_doctests():
     assert doctest.testmod(facts_module).failed == 0
     assert doctest.testmod(english_form).failed == 0
     assert doctest.testmod(supported).failed == 0
+    assert doctest.testmod(fact_words).failed == 0

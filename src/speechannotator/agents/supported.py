@@ -1,6 +1,6 @@
 """Whether a caption says only what the reviewed facts say.
 
-The omission check (free_text.omitted_facts) reads that every reviewed fact is said; these read
+The omission check (fact_words.omitted_facts) reads that every reviewed fact is said; these read
 the other direction. Rewriting the facts sentence, the shipped models added what nobody reviewed:
 "an energetic young woman" (the 1.5B), "with a middle-aged face ... neither rude nor changeable"
 (the 0.5B, sampled), "very happy" for a very weak happiness, "with no pauses" for a turn whose
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from ..schema import is_empty_marker
-from . import free_text as ft
+from .fact_words import stated_facts, units
 from .levels import intensity_of
 from .phrases import phrases
 
@@ -96,14 +96,14 @@ def _same_word(word: str, known: str) -> bool:
 
 def _words(text: str) -> list[str]:
     """Lower-case words, "'s" dropped, digits skipped."""
-    return [re.sub(r"'s$", "", w) for w in ft.units(text) if not w.isdigit()]
+    return [re.sub(r"'s$", "", w) for w in units(text) if not w.isdigit()]
 
 
 def _fact_words(values: dict[str, str], reviewed: str) -> tuple[set[str], list[str]]:
     """(the words of the reviewed values and the facts sentence, the SAID patterns of its facts)."""
     given = [v for v in values.values() if isinstance(v, str) and v.strip() and not is_empty_marker(v)]
     known = {w for v in (*given, reviewed) for w in _words(v)}
-    patterns = [p for _, _, groups in ft.stated_facts(values, reviewed) for g in groups for p in g if " " not in p]
+    patterns = [p for _, _, groups in stated_facts(values, reviewed) for g in groups for p in g if " " not in p]
     return known, patterns
 
 
@@ -133,7 +133,7 @@ def _fact_patterns(values: dict[str, str], reviewed: str, kinds: tuple[str, ...]
     """The one-word SAID patterns of the stated facts of `kinds` ("the emotion", ...)."""
     return [
         p
-        for what, _, groups in ft.stated_facts(values, reviewed)
+        for what, _, groups in stated_facts(values, reviewed)
         if what in kinds
         for g in groups
         for p in g
