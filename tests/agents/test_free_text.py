@@ -84,6 +84,9 @@ def test_each_check_names_its_problem_and_natural_text_passes():
     used = ft.openings_of(["The speaker is a young adult female with a clear voice."])
     again = "The speaker is a young woman whose light voice lifts at the end."
     assert kind("caption", again, facts(used_openings=used)) == "opening" and "opening" in ft.SOFT
+    # An earlier turn's caption again (the 1.5B, two turns with the same reviewed facts): not soft.
+    twice = "A young woman speaks calmly at an easy pace."
+    assert kind("caption", twice, facts(earlier=(twice,))) == "same_caption" and "same_caption" not in ft.SOFT
     # A one-word tone ("neutral", the 0.5B without the example) says no attitude or speech act.
     assert kind("tone", "neutral", facts()) == "bare" and kind("tone", "calm questioning tone", facts()) is None
     # The 1.5B without the example: emotion's format as the tone, and the transcript's words as the tone.

@@ -185,6 +185,7 @@ class TextFacts:
     neighbours: tuple[str, ...] = field(default_factory=tuple)  # the neighbouring turns' transcripts
     reviewed: str = ""  # the voice description the model was given to paraphrase (agents/facts.py)
     distinctive: tuple[str, ...] = ()  # its distinctive facts (agents/facts.py `distinctive_facts`)
+    earlier: tuple[str, ...] = ()  # the recording's earlier captions, in time order
     turn_before: bool | None = None  # whether the turn has an earlier neighbour (None: not known)
     turn_after: bool | None = None  # ... a later one
 
@@ -458,6 +459,7 @@ _MSG = {
     "intensity": "It says {w!r}, but the review says {v!r}; keep its strength.",
     "negated": "It says {w!r}, but the voice description says the opposite; keep its facts.",
     "form": "It is not well-formed English: {w}; write correct, complete sentences.",
+    "same_caption": "It is an earlier turn's caption again; say this turn's facts in other words.",
     "no_turn": "It refers to {w!r}, but this turn has none; infer from this turn and the turns that exist.",
 }
 # Problems a text may still be kept with when no retry fixed it: a reused opening (the rules'
@@ -537,6 +539,8 @@ def problem(field_name: str, text: str, facts: TextFacts) -> tuple[str, str] | N
         if key or left:
             what, p = (key or left)[0]
             return ("omitted" if key else "omitted_ordinary"), _MSG["omitted"].format(what=what, p=p)
+    if field_name == "caption" and any(_same(text, e) for e in facts.earlier):
+        return "same_caption", _MSG["same_caption"]
     if field_name == "caption" and opening(text) and opening(text) in facts.used_openings:
         return "opening", _MSG["opening"].format(o=opening(text))
     return None

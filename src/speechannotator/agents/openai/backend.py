@@ -570,6 +570,7 @@ class OpenAIBackend:
                     instructions=instructions,
                     caption=caption if k == "contextual_inference" else None,
                     used_openings=used,
+                    earlier=tuple(task.earlier_captions),
                     reviewed=described or "",
                     neighbours=neighbours,
                     distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
