@@ -14,8 +14,9 @@ that copy the voice description (agents/facts.py, rebuilt from the values); capt
 that description itself (the fallback from facts since the rules' value list was replaced; not
 counted as copies nor among the LLM's openings); since the omission check, the facts of that
 description each caption the model wrote leaves out, and captions that
-name the speaker twice in a sentence. The checks only
-count: no model runs here.
+name the speaker twice in a sentence; since the added-word and form checks, each caption the
+model wrote that adds a word, overstates the feeling, negates a fact, talks about the task or is
+badly formed English. The checks only count: no model runs here.
 """
 
 from __future__ import annotations
