@@ -683,6 +683,28 @@ def test_the_caption_vocabulary_grammar_admits_the_facts_in_other_words_and_noth
     assert schema["properties"]["caption"]["pattern"] == led
 
 
+def test_inference_samples_replace_an_inference_about_a_turn_that_does_not_exist():
+    from speechannotator.agents.openai.backend import SAMPLE_SEEDS
+
+    seg = Segment("seg_00000", 0.0, 2.0, "A", text="Tell me about Mr. John Dashwood.", language="en")
+    after = {"next": [{"text": "He had leisure to consider it.", "same_speaker": False}]}
+    invented = "She asks about Mr. John Dashwood, who is mentioned in the previous turn."  # the first turn
+    good = "She opens the conversation by asking the other speaker about a man they both know."
+    by_seed = {None: invented, SAMPLE_SEEDS[0]: good}
+    script = lambda body, i: chat_reply(  # noqa: E731
+        json.dumps({"contextual_inference": by_seed.get(body.get("seed"), invented)})
+    )
+    with ScriptedServer(script) as srv:
+        ep = EndpointConfig(url=srv.url, timeout_s=5.0, max_retries=2)
+        opts = OpenAIOptions(
+            retry_backoff_s=0.01, compose_from_facts=True, compose_keys=("contextual_inference",), inference_samples=2
+        )
+        task = ComposeTask(seg, dict(FEMALE), {}, after, "en")
+        out = OpenAIBackend(ep, options=opts, fallback=RulesLike()).compose(task)
+        bodies = srv.chat_requests()
+    assert out["contextual_inference"] == good and [b.get("seed") for b in bodies] == [None, SAMPLE_SEEDS[0]]
+
+
 def test_doctests():
     from speechannotator.agents import english_form, supported
     from speechannotator.agents import facts as facts_module
