@@ -50,10 +50,6 @@ from speechannotator.frontend import clustering as C
 from speechannotator.frontend import diarize as D
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
-
-
 def cached(spec: rv.Spec, cache: Path) -> dict:
     """Audio, VAD regions, window embeddings and reference of one conversation (computed once)."""
     from speechannotator.audio import load_audio
@@ -164,7 +160,7 @@ def _join_single_turns(
     evidence of a new voice when it is that close to a known one."""
     while labels.max() + 1 > max(1, min_speakers):
         k = labels.max() + 1
-        raw = _unit(np.stack([x[labels == j].mean(axis=0) for j in range(k)]))
+        raw = C.unit_rows(np.stack([x[labels == j].mean(axis=0) for j in range(k)]))
         sims = raw @ raw.T
         np.fill_diagonal(sims, -1.0)
         turn = [np.bincount(groups[labels == j]).max() / max(1, int((labels == j).sum())) for j in range(k)]
@@ -184,11 +180,11 @@ def wccn(a: float, pca: int, threshold: float, proposals_only: bool = False):
     """Average linkage on whitened windows (or only the split proposals whitened)."""
 
     def run(v, d, **kw):
-        x = _unit(v.astype(np.float64))
+        x = C.unit_rows(v.astype(np.float64))
         t = whitener(x, np.asarray(d["win"].region_index), a, pca)
         orig = C._split_two
         if proposals_only:
-            xw = _unit(x @ t)
+            xw = C.unit_rows(x @ t)
             C._split_two = lambda xx, idx, mp: orig(xw, idx, mp)
             try:
                 return C.estimate_clusters(v, **kw)
@@ -199,14 +195,14 @@ def wccn(a: float, pca: int, threshold: float, proposals_only: bool = False):
         kw = dict(kw, threshold=threshold)
         res = C.estimate_clusters(z + 0.0, **{**kw, "split_similarity": None, "merge_similarity": 2.0})
         labels = res.labels
-        raw = _unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels, raw = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
         labels = C._split_mixed(x, labels, kw["min_windows"], kw["split_similarity"], kw["max_speakers"], 1500)
-        zc = _unit(z)
-        cc = _unit(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        zc = C.unit_rows(z)
+        cc = C.unit_rows(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels = np.argmax(zc @ cc.T, 1)
         labels = np.searchsorted(np.unique(labels), labels)
-        raw = _unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels, _ = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
         return _result(x, labels)
 
@@ -230,7 +226,7 @@ def _between_share(labels: np.ndarray, region: np.ndarray) -> np.ndarray:
 def _blend_fit(raw: np.ndarray, j: int) -> float:
     others = [k for k in range(len(raw)) if k != j]
     return max(
-        float(_unit(a * raw[p] + (1 - a) * raw[q]) @ raw[j])
+        float(C.unit_rows(a * raw[p] + (1 - a) * raw[q]) @ raw[j])
         for p, q in itertools.combinations(others, 2)
         for a in np.linspace(0, 1, 21)
     )
@@ -243,20 +239,20 @@ def transition(base=None, share: float = 0.5):
         res = base(v, d, **kw) if base else C.estimate_clusters(v, **kw)
         if kw.get("num_speakers"):
             return res
-        x = _unit(v.astype(np.float64))
-        xc = _unit(x - x.mean(0))
+        x = C.unit_rows(v.astype(np.float64))
+        xc = C.unit_rows(x - x.mean(0))
         region = np.asarray(d["win"].region_index)
         labels = res.labels.copy()
         while labels.max() + 1 >= 3:
             k = labels.max() + 1
-            raw = _unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+            raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(k)]))
             s = _between_share(labels, region)
             cand = [j for j in range(k) if s[j] >= share and _blend_fit(raw, j) >= kw["merge_similarity"]]
             if not cand:
                 break
             j = min(cand, key=lambda c: (labels == c).sum())
             keep = [c for c in range(k) if c != j]
-            cc = _unit(np.stack([xc[labels == c].mean(0) for c in keep]))
+            cc = C.unit_rows(np.stack([xc[labels == c].mean(0) for c in keep]))
             labels[labels == j] = np.array(keep)[np.argmax(xc[labels == j] @ cc.T, 1)]
             labels = np.searchsorted(np.unique(labels), labels)
         return res if labels.max() + 1 == res.num_speakers else _result(x, labels)
@@ -266,11 +262,11 @@ def transition(base=None, share: float = 0.5):
 
 def _result(x: np.ndarray, labels: np.ndarray) -> C.ClusterResult:
     k = labels.max() + 1
-    raw = _unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+    raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(k)]))
     sims = raw @ raw.T
     np.fill_diagonal(sims, -1.0)
-    xc = _unit(x - x.mean(0))
-    cc = _unit(np.stack([xc[labels == j].mean(0) for j in range(k)]))
+    xc = C.unit_rows(x - x.mean(0))
+    cc = C.unit_rows(np.stack([xc[labels == j].mean(0) for j in range(k)]))
     return C.ClusterResult(
         labels, k, raw.astype(np.float32), float(sims.max()) if k > 1 else 1.0, x.mean(0).astype(np.float32), cc
     )
@@ -303,7 +299,7 @@ def split_llr(limit: float = -5.0, dims: int = 16, base=None, pooled: bool = Fal
     from the other clusters' windows instead of from pairs inside one region."""
 
     def run(v, d, **kw):
-        x = _unit(v.astype(np.float64))
+        x = C.unit_rows(v.astype(np.float64))
         model = _TwoCovariance.fit(x, np.asarray(d["win"].region_index), dims)
         orig = C._split_mixed
 
@@ -321,7 +317,7 @@ def split_llr(limit: float = -5.0, dims: int = 16, base=None, pooled: bool = Fal
                     if min(half.sum(), len(idx) - half.sum()) < least:
                         continue
                     ia, ib = idx[half == 0], idx[half == 1]
-                    cos = float(_unit(xx[ia].mean(0)) @ _unit(xx[ib].mean(0)))
+                    cos = float(C.unit_rows(xx[ia].mean(0)) @ C.unit_rows(xx[ib].mean(0)))
                     m = _pooled_model(xx, labels, dims, j) if pooled else model
                     ok = cos < split_similarity or (
                         m is not None and cos < kw["merge_similarity"] and m.llr(xx[ia], xx[ib], 4) < limit
@@ -352,7 +348,7 @@ def single_turn(share: float = 0.6, base=None):
         res = base(v, d, **kw) if base else C.estimate_clusters(v, **kw)
         if kw.get("num_speakers") or res.num_speakers < 2:
             return res
-        x = _unit(v.astype(np.float64))
+        x = C.unit_rows(v.astype(np.float64))
         region = np.asarray(d["win"].region_index)
         labels = _join_single_turns(x, res.labels, region, share, kw["split_similarity"], kw["min_speakers"])
         return res if labels.max() + 1 == res.num_speakers else _result(x, labels)
@@ -368,7 +364,7 @@ def _refine_raw(x: np.ndarray, half: np.ndarray, least: int, rounds: int = 20) -
     for _ in range(rounds):
         if min(half.sum(), len(half) - half.sum()) < 1:
             break
-        c = _unit(np.stack([x[half == h].mean(0) for h in range(2)]))
+        c = C.unit_rows(np.stack([x[half == h].mean(0) for h in range(2)]))
         new = np.argmax(x @ c.T, axis=1)
         if min(new.sum(), len(new) - new.sum()) < least or np.array_equal(new, half):
             break
@@ -382,7 +378,7 @@ def _prop_avg(y: np.ndarray) -> np.ndarray:
     lab = fcluster(linkage(y, method="average", metric="cosine"), t=2, criterion="maxclust") - 1
     if len(np.unique(lab)) < 2:
         return np.zeros(len(y), int)
-    c = _unit(np.stack([y[lab == j].mean(0) for j in range(2)]))
+    c = C.unit_rows(np.stack([y[lab == j].mean(0) for j in range(2)]))
     return np.argmax(y @ c.T, axis=1)
 
 
@@ -459,7 +455,7 @@ def candidates(
 ) -> list[tuple[str, np.ndarray, float]]:
     """(method, halves, raw cosine of the halves' centroids) per proposal whose halves both hold >= least."""
     xi = x[idx]
-    y = _unit(xi - xi.mean(0))
+    y = C.unit_rows(xi - xi.mean(0))
     out = []
     for m in methods:
         half = np.asarray(PROPOSALS[m](y), int)
@@ -467,7 +463,7 @@ def candidates(
             half = _refine_raw(xi, half, least)
         if min(half.sum(), len(half) - half.sum()) < least:
             continue
-        c = _unit(np.stack([xi[half == h].mean(0) for h in range(2)]))
+        c = C.unit_rows(np.stack([xi[half == h].mean(0) for h in range(2)]))
         out.append((m, half, float(c[0] @ c[1])))
     return out
 
@@ -511,7 +507,7 @@ def oracle_proposal():
             if len(vals) < 2:
                 return orig(xx, idx, max_points)
             a, b = vals[np.argsort(-counts)[:2]]
-            c = _unit(np.stack([xx[idx[t == a]].mean(0), xx[idx[t == b]].mean(0)]))
+            c = C.unit_rows(np.stack([xx[idx[t == a]].mean(0), xx[idx[t == b]].mean(0)]))
             half = np.argmax(xx[idx] @ c.T, axis=1)
             half[t == a], half[t == b] = 0, 1
             return half

@@ -57,7 +57,7 @@ def eer_table(convs: list[dict], spaces: dict) -> None:
     scores: dict = {}
     for d in convs:
         win = d["win"]
-        x = cv._unit(win.vectors.astype(np.float64))
+        x = C.unit_rows(win.vectors.astype(np.float64))
         lab = window_labels(win.starts, win.ends, d["ref"])
         i, j = np.triu_indices(len(lab), 1)
         keep = (lab[i] != "") & (lab[j] != "") & ~((win.starts[j] < win.ends[i]) & (win.starts[i] < win.ends[j]))
@@ -80,19 +80,19 @@ def link(t: np.ndarray, threshold: float = 0.1):
     """Average linkage on the whitened centered windows; merge / split on raw cosines."""
 
     def run(v, d, **kw):
-        x = cv._unit(v.astype(np.float64))
+        x = C.unit_rows(v.astype(np.float64))
         z = (x - x.mean(0)) @ t
         kw = dict(kw, threshold=threshold)
         res = C.estimate_clusters(z + 0.0, **{**kw, "split_similarity": None, "merge_similarity": 2.0})
         labels = res.labels
-        raw = cv._unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels, raw = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
         labels = C._split_mixed(x, labels, kw["min_windows"], kw["split_similarity"], kw["max_speakers"], 1500)
-        zc = cv._unit(z)
-        cc = cv._unit(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        zc = C.unit_rows(z)
+        cc = C.unit_rows(np.stack([zc[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels = np.argmax(zc @ cc.T, 1)
         labels = np.searchsorted(np.unique(labels), labels)
-        raw = cv._unit(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
+        raw = C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(labels.max() + 1)]))
         labels, _ = C._merge_alike(x, labels, raw, kw["merge_similarity"], 1)
         return cv._result(x, labels)
 
@@ -103,8 +103,8 @@ def prop(t: np.ndarray):
     """Only the split proposals in the whitened space (decisions on raw cosines as today)."""
 
     def run(v, d, **kw):
-        x = cv._unit(v.astype(np.float64))
-        xw = cv._unit(x @ t)
+        x = C.unit_rows(v.astype(np.float64))
+        xw = C.unit_rows(x @ t)
         orig = C._split_two
         C._split_two = lambda xx, idx, mp: orig(xw, idx, mp)
         try:
@@ -119,8 +119,8 @@ def every(t: np.ndarray, mu: np.ndarray, threshold: float, merge: float, split: 
     """The whole clustering on whitened windows (x - training mean) T with its own limits."""
 
     def run(v, d, **kw):
-        x = cv._unit(v.astype(np.float64))
-        xw = cv._unit((x - mu) @ t)
+        x = C.unit_rows(v.astype(np.float64))
+        xw = C.unit_rows((x - mu) @ t)
         kw = dict(kw, threshold=threshold, merge_similarity=merge, split_similarity=split)
         return C.estimate_clusters(xw, **kw)
 
@@ -133,12 +133,12 @@ def decide(t: np.ndarray, mu: np.ndarray, merge: float | None, split: float, whi
     windows (x - training mean) T."""
 
     def run(v, d, **kw):
-        x = cv._unit(v.astype(np.float64))
-        xw = cv._unit((x - mu) @ t)
+        x = C.unit_rows(v.astype(np.float64))
+        xw = C.unit_rows((x - mu) @ t)
         om, os_, ot = C._merge_alike, C._split_mixed, C._split_two
 
         def merge_alike(xx, labels, centroids, limit, min_speakers):
-            c = cv._unit(np.stack([xw[labels == j].mean(0) for j in range(labels.max() + 1)]))
+            c = C.unit_rows(np.stack([xw[labels == j].mean(0) for j in range(labels.max() + 1)]))
             return om(xw, labels, c, merge, min_speakers)
 
         def split_mixed(xx, labels, least, limit, max_speakers, max_points, *_no_whitened):
@@ -184,7 +184,7 @@ def halves(convs: list[dict], w: np.ndarray, mu: np.ndarray) -> None:
                 cos = {}
                 for sn, f in spaces.items():
                     z = f(xx)
-                    c = cv._unit(np.stack([z[idx[half == h]].mean(0) for h in range(2)]))
+                    c = C.unit_rows(np.stack([z[idx[half == h]].mean(0) for h in range(2)]))
                     cos[sn] = float(c[0] @ c[1])
                 rows.append((_d["name"], second <= 2, second >= max(5, 0.2 * len(idx)), cos))
             return half
@@ -214,14 +214,14 @@ def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = No
     def run(v, d, **kw):
         white = Whitener(mu, t)
         xw = white(v)
-        x = cv._unit(v.astype(np.float64))
+        x = C.unit_rows(v.astype(np.float64))
 
         def merge_alike(xx, labels, centroids, limit, min_speakers):
             while labels.max() + 1 > max(1, min_speakers):
                 k = labels.max() + 1
                 score = np.full((k, k), -np.inf)
                 for z, lim in ((x, limit), (xw, merge)):
-                    c = cv._unit(np.stack([z[labels == j].mean(0) for j in range(k)]))
+                    c = C.unit_rows(np.stack([z[labels == j].mean(0) for j in range(k)]))
                     score = np.maximum(score, c @ c.T - lim)
                 np.fill_diagonal(score, -np.inf)
                 i, j = np.unravel_index(int(np.argmax(score)), score.shape)
@@ -231,7 +231,7 @@ def either(t: np.ndarray, mu: np.ndarray, split: float, merge: float | None = No
                 labels = np.where(labels == j, i, labels)
                 labels = np.where(labels > j, labels - 1, labels)
             k = labels.max() + 1
-            return labels, cv._unit(np.stack([x[labels == j].mean(0) for j in range(k)]))
+            return labels, C.unit_rows(np.stack([x[labels == j].mean(0) for j in range(k)]))
 
         orig = C._merge_alike
         if merge is not None:
@@ -270,18 +270,18 @@ def main() -> None:
         specs = [rv.long_spec(60)]
     convs = [cv.cached(s, args.cache) for s in specs]
     if args.eer:
-        spaces = {"raw": lambda x: x, "centered": lambda x: cv._unit(x - x.mean(0))}
+        spaces = {"raw": lambda x: x, "centered": lambda x: C.unit_rows(x - x.mean(0))}
         for c in ("session", "voice"):
             for a in (0.1, 0.6, 0.9):
                 t = whitener(ws[c], a)
-                spaces[f"c {c[:4]} {a}"] = lambda x, t=t: cv._unit((x - x.mean(0)) @ t)
+                spaces[f"c {c[:4]} {a}"] = lambda x, t=t: C.unit_rows((x - x.mean(0)) @ t)
         for k in (1, 3, 5, 10, 20, 40):
             t = nap(ws["session"], k)
-            spaces[f"nap {k}"] = lambda x, t=t: cv._unit((x - x.mean(0)) @ t)
-            spaces[f"rnap {k}"] = lambda x, t=t: cv._unit(x @ t)
+            spaces[f"nap {k}"] = lambda x, t=t: C.unit_rows((x - x.mean(0)) @ t)
+            spaces[f"rnap {k}"] = lambda x, t=t: C.unit_rows(x @ t)
         for c in ("session", "voice"):
             t3 = whitener(ws[c], 0.3)
-            spaces[f"r {c[:4]} 0.3"] = lambda x, t=t3: cv._unit((x - mu) @ t)
+            spaces[f"r {c[:4]} 0.3"] = lambda x, t=t3: C.unit_rows((x - mu) @ t)
         eer_table(convs, spaces)
     if args.halves:
         halves(convs, ws[args.center], mu)

@@ -62,7 +62,8 @@ class ClusterResult:
             self.space_centroids = self.centroids
 
 
-def _normalize(x: np.ndarray) -> np.ndarray:
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (d-vectors, centroids; a zero row stays near zero)."""
     return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
 
 
@@ -80,7 +81,7 @@ def _merge_alike(
         i, j = min(i, j), max(i, j)
         labels = np.where(labels == j, i, labels)
         labels = np.where(labels > j, labels - 1, labels)
-        centroids = _normalize(np.stack([x[labels == c].mean(axis=0) for c in range(len(centroids) - 1)]))
+        centroids = unit_rows(np.stack([x[labels == c].mean(axis=0) for c in range(len(centroids) - 1)]))
     return labels, centroids
 
 
@@ -89,12 +90,12 @@ def _split_two(x: np.ndarray, idx: np.ndarray, max_points: int) -> np.ndarray:
     recording-level centering applied again inside one cluster. Returns 0/1 per window."""
     from scipy.cluster.hierarchy import fcluster, linkage
 
-    y = _normalize(x[idx] - x[idx].mean(axis=0, keepdims=True))
+    y = unit_rows(x[idx] - x[idx].mean(axis=0, keepdims=True))
     sub = np.unique(np.linspace(0, len(idx) - 1, min(len(idx), max_points)).round().astype(int))
     lab = fcluster(linkage(y[sub], method="average", metric="cosine"), t=2, criterion="maxclust") - 1
     if len(np.unique(lab)) < 2:
         return np.zeros(len(idx), int)
-    c = _normalize(np.stack([y[sub][lab == j].mean(axis=0) for j in range(2)]))
+    c = unit_rows(np.stack([y[sub][lab == j].mean(axis=0) for j in range(2)]))
     return np.argmax(y @ c.T, axis=1)
 
 
@@ -106,7 +107,7 @@ def _halves_apart(
     less alike than `whitened_limit` (Allison and forig in a room: raw 0.82, whitened 0.46)."""
     for z, lim in ((x, limit), (whitened, whitened_limit)):
         if z is not None:
-            c = _normalize(np.stack([z[idx[half == h]].mean(axis=0) for h in range(2)]))
+            c = unit_rows(np.stack([z[idx[half == h]].mean(axis=0) for h in range(2)]))
             if float(c[0] @ c[1]) < lim:
                 return True
     return False
@@ -174,12 +175,12 @@ def _centered_result(
         keep = list(np.argsort(-counts, kind="stable")[:num_speakers])
     keep = keep[: max(1, max_speakers)] or [int(np.argmax(counts))]
     xs = xc[sample]
-    cc = _normalize(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
+    cc = unit_rows(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
     # Every window (sampled or not) to its nearest cluster; slivers (laughs, overlaps, music) dissolve.
     final = np.argmax(xc @ cc.T, axis=1)
     used = np.unique(final)
     final = np.searchsorted(used, final)
-    raw = _normalize(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
+    raw = unit_rows(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
     if not num_speakers:
         # Clusters whose voices are alike in the raw d-vector space are one voice split by the
         # centering (a one-speaker recording has nothing but such splits).
@@ -189,16 +190,16 @@ def _centered_result(
                 x, final, max(2, min_windows), split_similarity, max_speakers, max_points, whitened, whitened_split
             )
             # Every window to its nearest speaker again (centered space), then the merge rule once more.
-            cc = _normalize(np.stack([xc[final == j].mean(axis=0) for j in range(final.max() + 1)]))
+            cc = unit_rows(np.stack([xc[final == j].mean(axis=0) for j in range(final.max() + 1)]))
             final = np.argmax(xc @ cc.T, axis=1)
             used = np.unique(final)
             final = np.searchsorted(used, final)
-            raw = _normalize(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
+            raw = unit_rows(np.stack([x[final == j].mean(axis=0) for j in range(len(used))]))
             final, raw = _merge_alike(x, final, raw, merge_similarity, min_speakers)
     sims = raw @ raw.T
     np.fill_diagonal(sims, -1.0)
     k = len(raw)
-    cc = _normalize(np.stack([xc[final == j].mean(axis=0) for j in range(k)]))
+    cc = unit_rows(np.stack([xc[final == j].mean(axis=0) for j in range(k)]))
     return ClusterResult(
         final,
         k,
@@ -232,16 +233,16 @@ def estimate_clusters(
     n = len(vectors)
     if n == 0:
         return ClusterResult(np.zeros(0, int), 0, np.zeros((0, 256), np.float32), 0.0)
-    x = _normalize(vectors.astype(np.float64))
+    x = unit_rows(vectors.astype(np.float64))
     if n < 3 or num_speakers == 1 or max_speakers <= 1:
-        return ClusterResult(np.zeros(n, int), 1, _normalize(x.mean(axis=0, keepdims=True)), 1.0)
+        return ClusterResult(np.zeros(n, int), 1, unit_rows(x.mean(axis=0, keepdims=True)), 1.0)
 
     sample = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
     xs = x[sample]
     if method == "centered":
         # Distances between voices of one recording, not to voices in general: the recording's
         # mean d-vector (channel, language, what all its voices share) is removed first.
-        xc = _normalize(x - x.mean(axis=0, keepdims=True))
+        xc = unit_rows(x - x.mean(axis=0, keepdims=True))
         tree = linkage(xc[sample], method="average", metric="cosine")
         if num_speakers:
             labels = fcluster(tree, t=num_speakers, criterion="maxclust")
@@ -286,11 +287,11 @@ def estimate_clusters(
     if num_speakers or not keep:
         keep = [j for j in range(len(counts)) if counts[j] > 0]
     keep = keep[: max(max_speakers, 1)]
-    centroids = _normalize(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
+    centroids = unit_rows(np.stack([xs[labels == j].mean(axis=0) for j in keep]))
     # One refinement pass: every window (sampled or not) to its nearest centroid.
     final = np.argmax(x @ centroids.T, axis=1)
     used = np.unique(final)
-    centroids = _normalize(np.stack([x[final == j].mean(axis=0) for j in used]))
+    centroids = unit_rows(np.stack([x[final == j].mean(axis=0) for j in used]))
     final = np.searchsorted(used, final)
     if method == "spectral" and not num_speakers:
         final, centroids = _merge_alike(x, final, centroids, merge_similarity, min_speakers)

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _normalize(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-9)
+from .clustering import unit_rows
 
 
 def viterbi(scores: np.ndarray, switch_cost: float) -> np.ndarray:
@@ -44,14 +42,14 @@ def resegment(
     k = int(labels.max()) + 1 if len(labels) else 0
     if k < 2:
         return labels
-    x = _normalize(vectors.astype(np.float64))
-    xc = _normalize(x - x.mean(axis=0, keepdims=True))
+    x = unit_rows(vectors.astype(np.float64))
+    xc = unit_rows(x - x.mean(axis=0, keepdims=True))
     out = labels.copy()
     for _ in range(iterations):
         present = [j for j in range(k) if (out == j).any()]
         cents = np.zeros((k, xc.shape[1]))
         for j in present:
-            cents[j] = _normalize(xc[out == j].mean(axis=0))
+            cents[j] = unit_rows(xc[out == j].mean(axis=0))
         scores = xc @ cents.T
         scores[:, [j for j in range(k) if j not in present]] = -1e9  # a vanished speaker stays gone
         new = out.copy()

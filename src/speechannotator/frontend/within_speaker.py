@@ -21,11 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .clustering import unit_rows
+
 ASSET = Path(__file__).with_name("within_speaker.npz")
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=-1, keepdims=True).clip(1e-12)
 
 
 def fit_within_speaker(vectors: np.ndarray, voices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +34,7 @@ def fit_within_speaker(vectors: np.ndarray, voices: np.ndarray) -> tuple[np.ndar
     >>> bool(np.allclose(w, w.T)) and w.shape == (2, 2)
     True
     """
-    x = _unit(vectors.astype(np.float64))
+    x = unit_rows(vectors.astype(np.float64))
     d = x.copy()
     for v in np.unique(voices):
         d[voices == v] -= x[voices == v].mean(axis=0)
@@ -51,7 +49,7 @@ class Whitener:
     transform: np.ndarray
 
     def __call__(self, vectors: np.ndarray) -> np.ndarray:
-        return _unit((_unit(vectors.astype(np.float64)) - self.mean) @ self.transform)
+        return unit_rows((unit_rows(vectors.astype(np.float64)) - self.mean) @ self.transform)
 
     @classmethod
     def from_covariance(cls, mean: np.ndarray, within: np.ndarray, shrink: float) -> Whitener:
