@@ -79,22 +79,16 @@ def rules_inference(text: str, lang: str) -> bool:
 def _added_or_wrong_form(caption: str, values: dict[str, str], said: str) -> str:
     from speechannotator.agents import english_form, supported
 
-    found = [
-        ("added " + ", ".join(supported.added_words(caption, values, said)))
-        if supported.added_words(caption, values, said)
-        else "",
-        f"strength {supported.intensity_said(caption, values, said)[0]}"
-        if supported.intensity_said(caption, values, said)
-        else "",
-        f"negated {supported.negated_fact(caption, values, said)}"
-        if supported.negated_fact(caption, values, said)
-        else "",
-        f"task {supported.task_talk(caption)}" if supported.task_talk(caption) else "",
-        f"form {english_form.form_error(caption, ft.sentences(caption))}"
-        if english_form.form_error(caption, ft.sentences(caption))
-        else "",
-    ]
-    return "; ".join(f for f in found if f)
+    added = supported.added_words(caption, values, said)
+    strength = supported.intensity_said(caption, values, said)
+    found = {
+        "added": ", ".join(added),
+        "strength": strength[0] if strength else "",
+        "negated": supported.negated_fact(caption, values, said) or "",
+        "task": supported.task_talk(caption) or "",
+        "form": english_form.form_error(caption, ft.sentences(caption)) or "",
+    }
+    return "; ".join(f"{what} {words}" for what, words in found.items() if words)
 
 
 def stats(records: list[dict], lang: str = "en") -> dict:

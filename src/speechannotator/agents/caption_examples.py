@@ -18,6 +18,7 @@ reruns stay byte-identical.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .facts import reviewed_sentence, salient_fact
 
@@ -29,11 +30,11 @@ class CaptionExample:
     values: dict[str, str]
     rewrite: str
 
-    @property
+    @cached_property  # every compose call reads every example's lead
     def facts(self) -> str:
         return reviewed_sentence(self.values, "en")
 
-    @property
+    @cached_property
     def lead(self) -> str | None:
         return salient_fact(self.values, "en")
 

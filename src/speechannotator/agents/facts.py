@@ -215,10 +215,9 @@ def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:
             order.insert(0, lead)
         return "，".join(parts[k] for k in order if parts[k]) + "。"
     who = speaker_phrase(values, lang)
-    voice = ""
-    if texture:
-        named = any(w in texture.lower() for w in ("voice", "timbre"))  # "clear voice", "natural timbre"
-        voice = f" with a {texture}" if named else f" with a {texture} voice"
+    # "clear voice" and "natural timbre" name the voice already; "deep" needs the noun.
+    noun = "" if any(w in texture.lower() for w in ("voice", "timbre")) else " voice"
+    voice = f" with a {texture}{noun}" if texture else ""
     if para and para.lower().startswith(("pause", "noticeable", "sigh")):
         para = f"a {para}"
     fronted = ""
@@ -238,8 +237,7 @@ def _sentence(values: dict[str, str], lang: str, lead: str | None) -> str:
     elif lead == "speed":
         fronted, speed = f"At a {speed}" + (", with long pauses between phrases" if pauses else ""), ""
     elif lead == "texture":
-        named = any(w in texture.lower() for w in ("voice", "timbre"))
-        fronted, voice = f"With a {texture}" + ("" if named else " voice"), ""
+        fronted, voice = f"With a {texture}{noun}", ""
     speaks = f" speaks {accent}" if accent else " speaks"
     paces = [p for p in (speed and f"a {speed}", pitch and f"a {pitch}") if p]
     pace = f" at {' and '.join(paces)}" if paces else ""

@@ -338,12 +338,13 @@ def repaired(text: str, facts: TextFacts, most_sentences: int | None = None) -> 
     the description or the transcript that DRY ran together written apart again ("hoarsevoice");
     with `most_sentences`, the first that many (the 1.5B's third and fourth sentences of an
     inference strayed furthest from the turns)."""
-    kept = [s for s in sentences(text) if not copied_instructions(s, facts.instructions)]
+    said = sentences(text)
+    kept = [s for s in said if not copied_instructions(s, facts.instructions)]
     if len(kept) > 1 and not _TERMINAL.search(kept[-1]):
         kept = kept[:-1]
     if most_sentences:
         kept = kept[:most_sentences]
-    if kept and kept != sentences(text):
+    if kept and kept != said:
         text = ("" if has_cjk(text) else " ").join(kept)
     if facts.lang == "zh" or has_cjk(text):
         return text
@@ -453,7 +454,6 @@ _MSG = {
     "script": "It mixes in {w!r}, which is not English; write every word in English.",
     "doubled": "It names the speaker twice in the sentence {s!r}; say who speaks once.",
     "omitted": "It leaves out {what} ({p!r}); keep every fact of the voice description.",
-    "omitted_ordinary": "It leaves out {what} ({p!r}); keep every fact of the voice description.",
     "task": "It talks about the task ({w!r}); describe the speaker's voice only.",
     "added": "It says {w}, which the voice description does not say; keep to its facts and add none.",
     "intensity": "It says {w!r}, but the review says {v!r}; keep its strength.",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ..schema import is_empty_marker
+from ..schema import canonical_closed, is_empty_marker
 from .fact_words import stated_facts, units
 from .levels import intensity_of
 from .phrases import phrases
@@ -103,8 +103,7 @@ def _fact_words(values: dict[str, str], reviewed: str) -> tuple[set[str], list[s
     """(the words of the reviewed values and the facts sentence, the SAID patterns of its facts)."""
     given = [v for v in values.values() if isinstance(v, str) and v.strip() and not is_empty_marker(v)]
     known = {w for v in (*given, reviewed) for w in _words(v)}
-    patterns = [p for _, _, groups in stated_facts(values, reviewed) for g in groups for p in g if " " not in p]
-    return known, patterns
+    return known, _fact_patterns(values, reviewed)
 
 
 def added_words(text: str, values: dict[str, str], reviewed: str) -> list[str]:
@@ -129,12 +128,12 @@ def added_words(text: str, values: dict[str, str], reviewed: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _fact_patterns(values: dict[str, str], reviewed: str, kinds: tuple[str, ...]) -> list[str]:
-    """The one-word SAID patterns of the stated facts of `kinds` ("the emotion", ...)."""
+def _fact_patterns(values: dict[str, str], reviewed: str, kinds: tuple[str, ...] | None = None) -> list[str]:
+    """The one-word SAID patterns of the stated facts of `kinds` ("the emotion", ...; None: all)."""
     return [
         p
         for what, _, groups in stated_facts(values, reviewed)
-        if what in kinds
+        if kinds is None or what in kinds
         for g in groups
         for p in g
         if " " not in p
@@ -242,8 +241,6 @@ def vocabulary(values: dict[str, str], reviewed: str) -> list[str]:
     """The word patterns a caption may use (the same closed world `added_words` reads), without the
     other gender's words: function words, the caption vocabulary, the words of the reviewed values
     and the facts sentence with their forms, and the synonyms of the stated facts."""
-    from ..schema import canonical_closed
-
     known, patterns = _fact_words(values, reviewed)
     out = set(_FUNCTION) | set(CAPTION_WORDS) | set(patterns)
     for k in known:
@@ -251,10 +248,8 @@ def vocabulary(values: dict[str, str], reviewed: str) -> list[str]:
             out.add(k + "*" if len(k) >= 3 else k)
             if len(k) >= 5:
                 out.add(k[:5] + "*")
-    words = {w for p in out for w in p.split()}  # a multi-word synonym ("matter of fact"): its words
-    gender = canonical_closed("gender", values.get("gender"))
-    drop = set(_GENDERED.get(gender or "", ()))
-    return sorted(w for w in words if w not in drop and not (w.endswith("*") and w in drop))
+    drop = set(_GENDERED.get(canonical_closed("gender", values.get("gender")) or "", ()))
+    return sorted(out - drop)
 
 
 def vocabulary_pattern(values: dict[str, str], reviewed: str, begin: str = "") -> str:

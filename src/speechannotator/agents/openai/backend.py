@@ -531,11 +531,23 @@ class OpenAIBackend:
         shown = (
             examples_for(task.values, len(task.earlier_captions), lang) if described and opts.caption_examples else []
         )
-        neighbours = tuple(
-            str(t["text"])
+        turns = {
+            where: tuple(str(t["text"]) for t in task.context.get(where) or [] if isinstance(t, dict) and t.get("text"))
             for where in ("previous", "next")
-            for t in task.context.get(where) or []
-            if isinstance(t, dict) and t.get("text")
+        }
+        # What every answer is checked against; only the caption beside an inference changes.
+        checked = free_text.TextFacts(
+            values=task.values,
+            lang=lang,
+            transcript=task.segment.text,
+            instructions=instructions,
+            used_openings=used,
+            earlier=tuple(task.earlier_captions),
+            reviewed=described or "",
+            neighbours=turns["previous"] + turns["next"],
+            distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
+            turn_before=bool(turns["previous"]),
+            turn_after=bool(turns["next"]),
         )
 
         def build(ks: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
@@ -563,20 +575,7 @@ class OpenAIBackend:
             good, bad = parse_compose_answer(obj, ks)
             for k in [k for k in keys if k in good]:
                 caption = accepted.get("caption") or good.get("caption")
-                facts = free_text.TextFacts(
-                    values=task.values,
-                    lang=lang,
-                    transcript=task.segment.text,
-                    instructions=instructions,
-                    caption=caption if k == "contextual_inference" else None,
-                    used_openings=used,
-                    earlier=tuple(task.earlier_captions),
-                    reviewed=described or "",
-                    neighbours=neighbours,
-                    distinctive=tuple(distinctive_facts(task.values, lang)) if described else (),
-                    turn_before=any(isinstance(t, dict) and t.get("text") for t in task.context.get("previous") or []),
-                    turn_after=any(isinstance(t, dict) and t.get("text") for t in task.context.get("next") or []),
-                )
+                facts = replace(checked, caption=caption if k == "contextual_inference" else None)
                 most = free_text.INFERENCE_SENTENCES if k == "contextual_inference" and described else None
                 mended = free_text.repaired(good[k], facts, most)
                 if mended != good[k]:
