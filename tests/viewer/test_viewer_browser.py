@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import urllib.parse
 
 from click.testing import CliRunner
-from viewer_helpers import XSS_INDEX, annotate_example
+from viewer_helpers import XSS_INDEX, ViewServer, annotate_example
 
 from speechannotator.agents.cli import explain_command
 from speechannotator.state import StateStore
@@ -156,6 +157,40 @@ def test_an_annotate_rerun_keeps_human_decisions(annotated):
     (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
     annotate_example(out, timeline, settings)
     assert _records(out)[5]["emotion"] == "curious (moderate)"
+
+
+def test_a_correction_stays_with_its_utterance_across_a_rerun(annotated, page, tmp_path):
+    """Issue 27, defect 1: keys are positions; a rerun on the pipeline's own timeline puts another
+    utterance at seg_00005. The correction must not follow the key there."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    server = ViewServer(out)
+    try:
+        original = _records(out)[5]
+        assert original["text"] == "And what about his marriage?"
+        _open_recording(page, server, seg=5)
+        page.fill("textarea[data-field='text']", "And what about his marriage, then?")
+        page.click("[data-save='text']")
+        page.wait_for_selector("#audit li")
+        annotate_example(out, None, annotated[2])  # the same folder, without --timeline
+        page.reload()
+        page.wait_for_selector(".seg[data-index='0']")
+        texts = page.eval_on_selector_all(".seg .txt", "els => els.map(e => e.textContent)")
+        assert texts == [r["text"] for r in _records(out)]
+        span = (original["start_time"], original["end_time"])
+        for r in _records(out):  # wherever the correction is, it is on the same utterance
+            if r["text"] == "And what about his marriage, then?":
+                assert min(r["end_time"], span[1]) - max(r["start_time"], span[0]) > 0.5 * (span[1] - span[0])
+        # Here the rerun's speakers and spans differ, so it is orphaned: listed, applied to none.
+        assert "And what about his marriage, then?" not in texts
+        orphan = page.inner_text("#orphaned")
+        assert "human decision(s) orphaned" in orphan and "made on seg_00005" in orphan
+        assert "“And what about his marriage?”" in orphan
+        res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "5", "--field", "text"])
+        assert res.exit_code == 0 and "orphaned human decision #" in res.output and "by tester" in res.output
+        assert page.errors == []
+    finally:
+        server.stop()
 
 
 def test_transcripts_show_as_text_never_as_markup(annotated, view_server, page):

@@ -51,6 +51,7 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections queue from now on: the printed address works at once
     except OSError as exc:
         raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
     viewer = Viewer(out_dir=out_dir.resolve(), token=new_token(), reviewer=reviewer or getpass.getuser())

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
-from ..corrections import EDITABLE_FIELDS, in_force, reviewed_items
+from ..corrections import EDITABLE_FIELDS, in_force, placed_decisions, reviewed_items
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE
 from ..state import StateStore
 
@@ -44,7 +44,7 @@ def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
             out[kf].add("relabeled")
         if rounds and rounds[-1].status == "failed":
             out[kf].add("failed")
-    for kf in in_force(store.decisions(rec)):
+    for kf in in_force(placed_decisions(store, rec).placed):
         out[kf].add("edited")
     return dict(out)
 
@@ -72,6 +72,7 @@ def corpus(store: StateStore) -> dict[str, Any]:
                 "segments": len(items),
                 "speakers": len({row["speaker_id"] for _, row in items}),
                 "decisions": len(store.decisions(rec)),
+                "orphaned": len(placed_decisions(store, rec).orphaned),
                 **totals,
                 "per_field": per_field,
             }
@@ -87,7 +88,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
     except ValueError:  # a recording that failed before its segment table: nothing to label
         lang = "en"
     raw = {s.key: s.speaker for s in store.segments(rec)}
-    force = in_force(store.decisions(rec))
+    placement = placed_decisions(store, rec)
+    force = in_force(placement.placed)
     flags = field_flags(store, rec)
     segments, speakers = [], {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
@@ -114,6 +116,7 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
         "composed": list(COMPOSED_FIELDS),
         "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]),
         "segments": segments,
+        "orphaned": [asdict(d) for d in placement.orphaned],
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
 

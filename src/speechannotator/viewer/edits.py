@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..corrections import SPEAKER_FIELD, in_force, reviewed_items
+from ..corrections import SPEAKER_FIELD, anchor_of, in_force, placed_decisions, reviewed_items
 from ..export.api import rerun_exports
 from ..output.decisions import EditContext, EditError, validate_edit
 from ..output.write import write_output
@@ -26,7 +26,8 @@ def apply_edit(
         items = dict(reviewed_items(store, rec))
         if key not in items:
             raise NotFound(f"no segment {key!r} in {rec!r}")
-        raw = {s.key: s.speaker for s in store.segments(rec)}
+        segs = {s.key: s for s in store.segments(rec)}
+        raw = {k: s.speaker for k, s in segs.items()}
         ctx = EditContext(
             label_lang=store.label_language(rec),
             duration_ms=int(round(1000 * (row["duration"] or 0))),
@@ -34,13 +35,13 @@ def apply_edit(
         )
         new = validate_edit(field, value, items[key], ctx)
         if field == SPEAKER_FIELD:
-            d = in_force(store.decisions(rec)).get((key, field))
+            d = in_force(placed_decisions(store, rec).placed).get((key, field))
             old = d.new if d is not None else raw[key]
         else:
             old = items[key][field]
         if new == old:
             raise EditError(f"{field} is already {new!r}")
-        store.add_decision(rec, key, field, old, new, who, note)
+        store.add_decision(rec, key, field, old, new, who, note, anchor_of(segs[key]))
         write_output(store, out_dir, rec)  # the JSON again, with the decision in force
         row = dict(reviewed_items(store, rec))[key]
     rerun_exports(out_dir)  # and every export made from this folder

@@ -498,6 +498,7 @@ async function showRecording(recId, q) {
         }),
       ),
       rec.audio_error ? el('p', { class: 'card', text: 'audio unavailable: ' + rec.audio_error }) : null,
+      orphanedList(rec),
       el(
         'div',
         { class: 'card timeline' },
@@ -536,6 +537,33 @@ async function showRecording(recId, q) {
   view.sel = idx >= 0 ? idx : 0;
   onFilter();
   drawTimeline();
+}
+
+// Decisions made on segments that a rerun removed: shown, never applied to another utterance.
+function orphanedList(rec) {
+  if (!rec.orphaned || !rec.orphaned.length) return null;
+  return el(
+    'details',
+    { class: 'card orphaned', id: 'orphaned', open: true },
+    el('summary', {
+      text: `${rec.orphaned.length} human decision(s) orphaned: their segment is gone after a rerun, so they apply to none`,
+    }),
+    el(
+      'ul',
+      {},
+      rec.orphaned.map((d) => {
+        const a = d.anchor;
+        const where = a ? `${fmtTime(a.start)}–${fmtTime(a.end)}, speaker ${a.speaker}: “${a.text}”` : d.key;
+        return el(
+          'li',
+          { 'data-id': d.id },
+          el('b', { text: d.field }),
+          `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
+          el('span', { class: 'dim', text: `made on ${d.key} (${where}) by ${d.who}, ${utc(d.at)} UTC (#${d.id})` }),
+        );
+      }),
+    ),
+  );
 }
 
 // -- segment panel -----------------------------------------------------------------------
