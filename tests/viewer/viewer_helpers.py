@@ -42,8 +42,12 @@ def annotate_example(out: Path, timeline: Path | None, settings: Path) -> None:
 
 
 class ViewServer:
-    def __init__(self, out: Path, reviewer: str = "tester"):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    def __init__(self, out: Path, reviewer: str = "tester", env: dict | None = None):
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+            **(env or {}),
+        }
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "speechannotator.cli", "view", str(out), "--port", "0", "--reviewer", reviewer],
             stdout=subprocess.PIPE,

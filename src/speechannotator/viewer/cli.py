@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import getpass
 import ipaddress
+import signal
 import socket
+import sys
 from pathlib import Path
 
 import click
@@ -59,6 +61,9 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     click.echo(f"review page: http://{shown}:{sock.getsockname()[1]}/?token={viewer.token}", err=False)
     click.echo("press Ctrl+C to stop", err=True)
     server = uvicorn.Server(uvicorn.Config(make_app(viewer), log_level="warning", lifespan="off"))
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again under the handler
+    # found before it started: make that an exit through `finally`, which removes the decoded WAVs.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         server.run(sockets=[sock])
     finally:

@@ -26,6 +26,18 @@ class NotFound(LookupError):
     """A recording or segment the state does not name."""
 
 
+class Busy(RuntimeError):
+    """The recording is being annotated (or its last run stopped): nothing final to show or correct."""
+
+
+def _finished(row: dict[str, Any]) -> None:
+    if row["status"] == "running":
+        raise Busy(
+            f"recording {row['rec']!r} is being annotated (or its last run stopped before finishing); "
+            "it can be reviewed when a run completes"
+        )
+
+
 def recording_row(store: StateStore, rec: str) -> dict[str, Any]:
     for r in store.recordings():
         if r["rec"] == rec:
@@ -49,40 +61,64 @@ def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
     return dict(out)
 
 
+def _bare_row(r: dict[str, Any], note: str) -> dict[str, Any]:
+    """A recording whose details cannot be read now (a run is rewriting them): its status only."""
+    return {
+        "rec": r["rec"],
+        "duration": r["duration"],
+        "status": r["status"],
+        "error": r["error"] or note,
+        "segments": 0,
+        "speakers": 0,
+        "decisions": 0,
+        "orphaned": 0,
+        **dict.fromkeys(FLAGS, 0),
+        "per_field": {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS},
+    }
+
+
+def _corpus_row(store: StateStore, r: dict[str, Any]) -> dict[str, Any]:
+    rec = r["rec"]
+    if r["status"] == "running":
+        return _bare_row(r, "being annotated")
+    items = reviewed_items(store, rec)
+    flags = field_flags(store, rec)
+    per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
+    totals = dict.fromkeys(FLAGS, 0)
+    for (_, field), kinds in flags.items():
+        for k in kinds:
+            totals[k] += 1
+            if field in per_field:
+                per_field[field][k] += 1
+    return {
+        "rec": rec,
+        "duration": r["duration"],
+        "status": r["status"],
+        "error": r["error"],
+        "segments": len(items),
+        "speakers": len({row["speaker_id"] for _, row in items}),
+        "decisions": len(store.decisions(rec)),
+        "orphaned": len(placed_decisions(store, rec).orphaned),
+        **totals,
+        "per_field": per_field,
+    }
+
+
 def corpus(store: StateStore) -> dict[str, Any]:
     """One summary row per recording the state names."""
     rows = []
     for r in store.recordings():
-        rec = r["rec"]
-        items = reviewed_items(store, rec)
-        flags = field_flags(store, rec)
-        per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
-        totals = dict.fromkeys(FLAGS, 0)
-        for (_, field), kinds in flags.items():
-            for k in kinds:
-                totals[k] += 1
-                if field in per_field:
-                    per_field[field][k] += 1
-        rows.append(
-            {
-                "rec": rec,
-                "duration": r["duration"],
-                "status": r["status"],
-                "error": r["error"],
-                "segments": len(items),
-                "speakers": len({row["speaker_id"] for _, row in items}),
-                "decisions": len(store.decisions(rec)),
-                "orphaned": len(placed_decisions(store, rec).orphaned),
-                **totals,
-                "per_field": per_field,
-            }
-        )
+        try:
+            rows.append(_corpus_row(store, r))
+        except Exception as exc:  # noqa: BLE001 - one recording mid-rerun must not hide the corpus
+            rows.append(_bare_row(r, f"{exc.__class__.__name__}: {exc}"))
     return {"recordings": rows, "fields": list(EDITABLE_FIELDS), "flags": list(FLAGS)}
 
 
 def recording(store: StateStore, rec: str) -> dict[str, Any]:
     """The recording view: segments in output order with their values and flags."""
     row = recording_row(store, rec)
+    _finished(row)
     try:
         lang = store.label_language(rec)
     except ValueError:  # a recording that failed before its segment table: nothing to label
@@ -127,6 +163,7 @@ def _round(value: Any) -> Any:
 
 def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
     """One segment's panel: every field's trail (explain's data) and the segment's decisions."""
+    _finished(recording_row(store, rec))
     data = RecordingTrails.load(store, rec)
     index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
     if index is None:

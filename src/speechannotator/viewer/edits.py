@@ -7,42 +7,103 @@ from typing import Any
 
 from ..corrections import SPEAKER_FIELD, anchor_of, in_force, placed_decisions, reviewed_items
 from ..export.api import rerun_exports
+from ..locks import RecordingBusy, RecordingLock
 from ..output.decisions import EditContext, EditError, validate_edit
+from ..output.recompose import RECOMPOSE_AFTER, RECOMPOSER, recomposed
 from ..output.write import write_output
+from ..schema import COMPOSED_FIELDS
 from ..state import StateStore
-from .data import NotFound, recording_row
+from .data import Busy, NotFound, recording_row
+
+_NO_EXPECTATION = object()
+
+
+class Conflict(Exception):
+    """The value changed since the page showed it (another reviewer saved first)."""
+
+    def __init__(self, message: str, current: Any, who: str | None):
+        super().__init__(message)
+        self.current, self.who = current, who
 
 
 def apply_edit(
-    state_path: Path, out_dir: Path, rec: str, key: str, field: str, value: Any, who: str, note: str = ""
+    state_path: Path,
+    out_dir: Path,
+    rec: str,
+    key: str,
+    field: str,
+    value: Any,
+    who: str,
+    note: str = "",
+    expect: Any = _NO_EXPECTATION,
 ) -> dict[str, Any]:
     """Record ``field := value`` on segment ``key`` as a decision by ``who``; returns the new output row.
 
-    Raises NotFound for an unknown recording or segment and EditError for a value the schema
-    does not admit. An edit that changes nothing is refused too, so the trail holds only decisions.
+    ``expect`` is the value the reviewer saw; when given and the value is another now, the
+    edit is refused (Conflict) instead of overwriting a decision the reviewer never saw.
+    Raises NotFound for an unknown recording or segment, Busy while the recording is being
+    annotated, and EditError for a value the schema does not admit. An edit that changes
+    nothing is refused too, so the trail holds only decisions.
     """
-    with StateStore(state_path) as store:
-        row = recording_row(store, rec)
-        items = dict(reviewed_items(store, rec))
-        if key not in items:
-            raise NotFound(f"no segment {key!r} in {rec!r}")
-        segs = {s.key: s for s in store.segments(rec)}
-        raw = {k: s.speaker for k, s in segs.items()}
-        ctx = EditContext(
-            label_lang=store.label_language(rec),
-            duration_ms=int(round(1000 * (row["duration"] or 0))),
-            speakers=tuple(sorted(set(raw.values()))),
-        )
-        new = validate_edit(field, value, items[key], ctx)
-        if field == SPEAKER_FIELD:
-            d = in_force(placed_decisions(store, rec).placed).get((key, field))
-            old = d.new if d is not None else raw[key]
-        else:
-            old = items[key][field]
-        if new == old:
-            raise EditError(f"{field} is already {new!r}")
-        store.add_decision(rec, key, field, old, new, who, note, anchor_of(segs[key]))
-        write_output(store, out_dir, rec)  # the JSON again, with the decision in force
-        row = dict(reviewed_items(store, rec))[key]
+    lock = RecordingLock(out_dir, rec)
+    try:
+        lock.acquire()  # the same lock `annotate` holds: no edit lands in the middle of a rerun
+    except RecordingBusy:
+        raise Busy(f"recording {rec!r} is being annotated; the edit was not saved, try again when it is done") from None
+    try:
+        with StateStore(state_path) as store:
+            row = recording_row(store, rec)
+            if row["status"] != "complete":
+                raise Busy(
+                    f"recording {rec!r} is {row['status']}: it has no finished annotation to correct "
+                    "(it is being annotated, or its last run stopped)"
+                )
+            items = dict(reviewed_items(store, rec))
+            if key not in items:
+                raise NotFound(f"no segment {key!r} in {rec!r}")
+            segs = {s.key: s for s in store.segments(rec)}
+            raw = {k: s.speaker for k, s in segs.items()}
+            ctx = EditContext(
+                label_lang=store.label_language(rec),
+                duration_ms=int(round(1000 * (row["duration"] or 0))),
+                speakers=tuple(sorted(set(raw.values()))),
+                others=tuple(
+                    (k, r["start_time"], r["end_time"], r["speaker_id"]) for k, r in items.items() if k != key
+                ),
+            )
+            new = validate_edit(field, value, items[key], ctx)
+            force = in_force(placed_decisions(store, rec).placed)
+            d = force.get((key, field))
+            old = (d.new if d is not None else raw[key]) if field == SPEAKER_FIELD else items[key][field]
+            if expect is not _NO_EXPECTATION and expect != old:
+                by = d.who if d is not None else None
+                raise Conflict(
+                    f"{field} was changed to {old!r}" + (f" by {by}" if by else "") + " since this page loaded it; "
+                    "your value was not saved (it is kept in the box: compare, then save again)",
+                    old,
+                    by,
+                )
+            if new == old:
+                raise EditError(f"{field} is already {new!r}")
+            anchor = anchor_of(segs[key])
+            made = store.add_decision(rec, key, field, old, new, who, note, anchor)
+            if field in RECOMPOSE_AFTER:
+                _recompose(store, rec, key, anchor, made, field, force)
+            write_output(store, out_dir, rec)  # the JSON again, with the decision in force
+            result = dict(reviewed_items(store, rec))[key]
+    finally:
+        lock.release()
     rerun_exports(out_dir)  # and every export made from this folder
-    return row
+    return result
+
+
+def _recompose(store: StateStore, rec: str, key: str, anchor, made: int, field: str, force) -> None:
+    """Caption and contextual inference composed again after decision ``made`` and recorded as
+    decisions of the composer, except where a person corrected them (theirs stay)."""
+    row = dict(reviewed_items(store, rec))[key]
+    for f, text in recomposed(store, rec, key, row).items():
+        assert f in COMPOSED_FIELDS
+        d = force.get((key, f))
+        if (d is not None and d.who != RECOMPOSER) or text == row[f]:
+            continue
+        store.add_decision(rec, key, f, row[f], text, RECOMPOSER, f"after decision #{made} ({field})", anchor)

@@ -7,6 +7,8 @@ in the state; no request string is ever joined to a file path.
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 import tempfile
 import threading
@@ -29,7 +31,9 @@ from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
 from . import data
-from .edits import apply_edit
+from .edits import Conflict, apply_edit
+
+log = logging.getLogger(__name__)
 
 TOKEN_PARAM = "token"
 TOKEN_HEADER = "x-session-token"
@@ -124,6 +128,10 @@ class Viewer:
         self._tmp.cleanup()
 
 
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -141,16 +149,32 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return PlainTextResponse("not found", 404)
         return Response((static / name).read_bytes(), media_type=_STATIC[name])
 
+    def busy_or_raise(rec: str | None, exc: Exception) -> Response:
+        """An unexpected fault while a run rewrites the recording is that run's doing: 409, not 500."""
+        try:
+            with viewer.reader() as store:
+                status = data.recording_row(store, rec)["status"] if rec else "complete"
+        except Exception:  # noqa: BLE001 - the state itself mid-rewrite
+            status = "unknown"
+        if status != "complete":
+            return _error(409, f"recording {rec!r} is being annotated ({exc.__class__.__name__}); try again when done")
+        raise exc
+
     def guarded(fn):
         def endpoint(request: Request) -> Response:
             try:
                 return fn(request)
             except data.NotFound as exc:
                 return _error(404, str(exc))
+            except data.Busy as exc:
+                return _error(409, str(exc))
             except EditError as exc:
                 return _error(400, str(exc))
             except AudioError as exc:
                 return _error(404, f"the recording's audio cannot be read: {exc}")
+            except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+                log.debug("request failed", exc_info=True)
+                return busy_or_raise(request.query_params.get("rec"), exc)
 
         return endpoint
 
@@ -194,14 +218,15 @@ def make_app(viewer: Viewer) -> ASGIApp:
 
     async def edit(request: Request) -> Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the body must be JSON")
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key", "field")):
             return _error(400, "the body must hold rec, key and field strings and a value")
         if "value" not in body:
             return _error(400, "no value")
         note = body.get("note", "")
+        extra = {"expect": body["expect"]} if "expect" in body else {}
         try:
             row = await run_in_threadpool(
                 apply_edit,
@@ -213,11 +238,19 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 body["value"],
                 viewer.reviewer,
                 note if isinstance(note, str) else "",
+                **extra,
             )
         except data.NotFound as exc:
             return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except Conflict as exc:
+            return JSONResponse({"error": str(exc), "current": exc.current, "by": exc.who}, status_code=409)
         except EditError as exc:
             return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("edit failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True, "row": row})
 
     app = Starlette(

@@ -568,17 +568,52 @@ function orphanedList(rec) {
 
 // -- segment panel -----------------------------------------------------------------------
 
-async function save(seg, field, value) {
+// Typed but unsaved values live here (and in sessionStorage), by recording, segment and field:
+// a save of another field, another segment or a reload redraws the panel without losing them.
+const drafts = new Map(JSON.parse(sessionStorage.getItem('sa-drafts') || '[]'));
+const conflicts = new Map(); // draft key -> {current, by}: the value another reviewer saved first
+const draftKey = (seg, field) => `${view.rec.rec}|${seg.key}|${field}`;
+function keepDrafts() {
+  sessionStorage.setItem('sa-drafts', JSON.stringify([...drafts]));
+}
+window.addEventListener('beforeunload', (ev) => {
+  if (!drafts.size) return;
+  ev.preventDefault(); // the browser asks before the typed values are lost
+  ev.returnValue = '';
+});
+
+async function save(seg, field, value, expect) {
+  const k = draftKey(seg, field);
   try {
-    await api('edit', null, { rec: view.rec.rec, key: seg.key, field, value });
+    const res = await fetch('/api/edit', {
+      method: 'POST',
+      headers: { 'X-Session-Token': TOKEN, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ rec: view.rec.rec, key: seg.key, field, value, expect }),
+    });
+    const data = await res.json().catch(() => ({ error: res.statusText }));
+    if (res.status === 409 && 'current' in data) {
+      conflicts.set(k, { current: data.current, by: data.by });
+      toast(`${field}: ${data.error}`, true);
+      await redraw(seg, field);
+      return;
+    }
+    if (!res.ok) throw new Error(data.error || res.statusText);
+    drafts.delete(k);
+    conflicts.delete(k);
+    keepDrafts();
     toast(`saved ${field}`);
-    const keep = seg.key;
-    const q = new URLSearchParams(view.q);
-    q.set('seg', keep);
-    await showRecording(view.rec.rec, q);
+    await redraw(seg, field);
   } catch (e) {
     toast(`${field}: ${e.message}`, true);
   }
+}
+
+// The recording again from the server, the same segment selected and focus back in the field.
+async function redraw(seg, field) {
+  const q = new URLSearchParams(view.q);
+  q.set('seg', seg.key);
+  view.focus = field;
+  await showRecording(view.rec.rec, q);
 }
 
 function editor(seg, field, value, kind, options) {
@@ -589,28 +624,60 @@ function editor(seg, field, value, kind, options) {
       { 'data-field': field },
       options.map(([v, label]) => el('option', { value: v, text: label })),
     );
-    input.value = value;
   } else if (kind === 'textarea') {
-    input = el('textarea', { 'data-field': field, rows: 2, value });
+    input = el('textarea', { 'data-field': field, rows: 2 });
   } else {
-    input = el('input', { 'data-field': field, type: kind === 'number' ? 'number' : 'text', value });
+    input = el('input', { 'data-field': field, type: 'text', inputmode: kind === 'number' ? 'numeric' : null });
   }
+  const k = draftKey(seg, field);
+  input.value = drafts.has(k) ? drafts.get(k) : value;
   const button = el('button', { class: 'primary', text: 'save', disabled: true, 'data-save': field });
+  const wrap = el('div', { class: 'editor' }, input, button);
   const changed = () => {
-    button.disabled = String(input.value) === String(value);
+    const dirty = String(input.value) !== String(value);
+    button.disabled = !dirty;
+    wrap.classList.toggle('draft', dirty);
+    if (dirty) drafts.set(k, input.value);
+    else drafts.delete(k);
+    keepDrafts();
   };
   input.addEventListener('input', changed);
   input.addEventListener('change', changed);
-  button.addEventListener('click', () => {
+  const submit = () => {
+    if (button.disabled) return;
     let v = input.value;
-    if (kind === 'number') v = Number(v);
     if (kind === 'select' && v === '__new__') {
       v = (window.prompt('new speaker label (letters, digits, _ . -)') || '').trim();
       if (!v) return;
     }
-    save(seg, field, v);
+    save(seg, field, v, value); // `value`: what this page showed, so a stale save is refused
+  };
+  button.addEventListener('click', submit);
+  // Keyboard: Enter saves (Ctrl+Enter in a text area, where Enter is a new line); Escape drops the draft.
+  input.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && (kind !== 'textarea' || ev.ctrlKey || ev.metaKey)) {
+      ev.preventDefault();
+      submit();
+    } else if (ev.key === 'Escape') {
+      input.value = value;
+      changed();
+    }
   });
-  return el('div', { class: 'editor' }, input, button);
+  changed();
+  const clash = conflicts.get(k);
+  if (clash)
+    wrap.append(
+      el('div', {
+        class: 'conflict',
+        'data-conflict': field,
+        text: `saved meanwhile${clash.by ? ' by ' + clash.by : ''}: ${JSON.stringify(clash.current)} (yours is in the box)`,
+      }),
+    );
+  if (view.focus === field && seg.index === view.sel) {
+    view.focus = null;
+    requestAnimationFrame(() => input.focus());
+  }
+  return wrap;
 }
 
 function fieldCard(seg, field, trail) {
