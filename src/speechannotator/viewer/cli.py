@@ -72,3 +72,32 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
 
 
 view = view_command  # the name the main CLI imports
+
+
+@click.group("import")
+def import_group() -> None:
+    """Bring answers made in other annotation tools back into an output folder."""
+
+
+@import_group.command("labelstudio")
+@click.argument("export", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+def import_labelstudio_command(export: Path, out_dir: Path) -> None:
+    """Label Studio's JSON export EXPORT (tasks from `export labelstudio`) into OUT's audit trail."""
+    from ..state import STATE_FILE
+    from .labelstudio_import import ImportFileError, import_labelstudio
+
+    if not (out_dir / STATE_FILE).is_file():
+        raise click.ClickException(f"no state database {out_dir / STATE_FILE}")
+    try:
+        report = import_labelstudio(export, out_dir)
+    except ImportFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in report.applied:
+        click.echo(f"applied: {line}")
+    for line in report.skipped:
+        click.echo(f"skipped: {line}", err=True)
+    click.echo(
+        f"{len(report.applied)} decision(s) recorded, {report.unchanged} answer(s) unchanged, "
+        f"{len(report.skipped)} skipped"
+    )
