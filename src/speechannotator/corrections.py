@@ -19,6 +19,9 @@ TEXT_FIELDS: tuple[str, ...] = ("text", "text_and_paralanguage")
 BOUNDARY_FIELDS: tuple[str, ...] = ("start_time", "end_time")
 SPEAKER_FIELD = "speaker"  # its values are raw speaker labels of the state's segment table
 EDITABLE_FIELDS: tuple[str, ...] = FIELDS + TEXT_FIELDS + BOUNDARY_FIELDS + (SPEAKER_FIELD,)
+# A reviewer's "checked" mark (true/false) rides the same append-only, anchored trail; it
+# changes no output value.
+REVIEWED_FIELD = "reviewed"
 # A decision re-anchors to a segment of the same raw speaker whose span overlaps the one it was
 # made on by more than this intersection-over-union: a boundary nudged by a rerun keeps it, a
 # segment split in halves or merged with a neighbour as long does not (the decision is then orphaned).
@@ -107,7 +110,7 @@ def apply_decisions(
     for key, row in items:
         row = dict(row)
         for (k, field), d in force.items():
-            if k != key:
+            if k != key or field == REVIEWED_FIELD:
                 continue
             if field == SPEAKER_FIELD:
                 if d.new not in by_raw:

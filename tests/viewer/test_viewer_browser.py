@@ -212,6 +212,49 @@ def test_a_stale_save_is_refused_and_typed_values_are_kept(annotated, view_serve
     first.context.close()
 
 
+def test_reviewed_marks_progress_doubtful_order_loop_and_speed(annotated, view_server, page):
+    """Issue 27's reviewer tools: mark reviewed (r) with progress per recording and corpus, the
+    list ordered by a field's confidence, "next doubtful" (n), loop and playback speed."""
+    out = annotated[0]
+    json_before = (out / "dialogue.json").read_bytes()
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        conf = {k: round(p.confidence, 3) for (k, f), p in store.predictions("dialogue").items() if f == "gender"}
+    _open_recording(page, view_server, seg=0)
+    index = dict(page.eval_on_selector_all(".seg", "els => els.map(e => [e.dataset.key, Number(e.dataset.index)])"))
+    page.select_option("#sort", "gender")
+    shown = page.eval_on_selector_all(".seg", "els => els.map(e => e.dataset.key)")
+    assert shown == sorted(index, key=lambda k: (conf[k], index[k]))
+    n = len(index)
+    page.click(".seg[data-index='0'] .idx")
+    page.keyboard.press("n")  # the least confident gender other than the one shown
+    doubtful = next(k for k in shown if index[k] != 0)
+    page.wait_for_selector(f"#panel[data-key='{doubtful}']")
+    page.keyboard.press("r")
+    page.wait_for_function(f"() => document.getElementById('progress').textContent.includes('1 / {n} reviewed')")
+    assert page.inner_text(f".seg[data-key='{doubtful}'] .chk") == "✓"
+    page.keyboard.press("n")  # reviewed ones are passed over
+    page.wait_for_selector(f"#panel[data-key='{next(k for k in shown if k != doubtful)}']")
+    page.goto(view_server.url)
+    row = page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    assert row.query_selector_all("td")[5].inner_text() == f"1 / {n}"
+    assert f"1 / {n} segments reviewed" in page.inner_text("#corpus-progress")
+    assert (out / "dialogue.json").read_bytes() == json_before  # a mark changes no output value
+    # Loop the shortest segment at double speed: it plays its span again until paused.
+    rows = _records(out)
+    short = min(range(n), key=lambda i: rows[i]["end_time"] - rows[i]["start_time"])
+    _open_recording(page, view_server)
+    page.select_option("#speed", "2")
+    page.keyboard.press("l")
+    assert page.evaluate("player.playbackRate") == 2 and page.is_checked("#loop")
+    page.click(f".seg[data-index='{short}'] .txt")
+    page.wait_for_function("() => (view.loops || 0) >= 2 && !player.paused", timeout=20000)
+    t = page.evaluate("player.currentTime") * 1000
+    assert rows[short]["start_time"] - 5 <= t <= rows[short]["end_time"] + 150
+    page.keyboard.press(" ")
+    page.wait_for_function("() => player.paused")
+    assert page.errors == []
+
+
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
     out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]
@@ -234,7 +277,7 @@ def test_a_correction_stays_with_its_utterance_across_a_rerun(annotated, page, t
         _open_recording(page, server, seg=5)
         page.fill("textarea[data-field='text']", "And what about his marriage, then?")
         page.click("[data-save='text']")
-        page.wait_for_selector("#audit li")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'saved text'")
         annotate_example(out, None, annotated[2])  # the same folder, without --timeline
         page.reload()
         page.wait_for_selector(".seg[data-index='0']")

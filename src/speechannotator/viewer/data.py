@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
-from ..corrections import EDITABLE_FIELDS, in_force, placed_decisions, reviewed_items
-from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE
+from ..corrections import EDITABLE_FIELDS, REVIEWED_FIELD, in_force, placed_decisions, reviewed_items
+from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
 from ..state import StateStore
 
 PEAK_BUCKETS = 1600  # waveform columns sent to the page: enough for a wide screen, a few kB
@@ -57,7 +57,8 @@ def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
         if rounds and rounds[-1].status == "failed":
             out[kf].add("failed")
     for kf in in_force(placed_decisions(store, rec).placed):
-        out[kf].add("edited")
+        if kf[1] != REVIEWED_FIELD:
+            out[kf].add("edited")
     return dict(out)
 
 
@@ -69,6 +70,7 @@ def _bare_row(r: dict[str, Any], note: str) -> dict[str, Any]:
         "status": r["status"],
         "error": r["error"] or note,
         "segments": 0,
+        "reviewed": 0,
         "speakers": 0,
         "decisions": 0,
         "orphaned": 0,
@@ -83,6 +85,7 @@ def _corpus_row(store: StateStore, r: dict[str, Any]) -> dict[str, Any]:
         return _bare_row(r, "being annotated")
     items = reviewed_items(store, rec)
     flags = field_flags(store, rec)
+    checked = reviewed_keys(store, rec)
     per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
     totals = dict.fromkeys(FLAGS, 0)
     for (_, field), kinds in flags.items():
@@ -96,12 +99,28 @@ def _corpus_row(store: StateStore, r: dict[str, Any]) -> dict[str, Any]:
         "status": r["status"],
         "error": r["error"],
         "segments": len(items),
+        "reviewed": sum(k in checked for k, _ in items),
         "speakers": len({row["speaker_id"] for _, row in items}),
         "decisions": len(store.decisions(rec)),
         "orphaned": len(placed_decisions(store, rec).orphaned),
         **totals,
         "per_field": per_field,
     }
+
+
+def reviewed_keys(store: StateStore, rec: str) -> set[str]:
+    """Segments a reviewer marked as checked (the latest mark in force is true)."""
+    force = in_force(placed_decisions(store, rec).placed)
+    return {k for (k, f), d in force.items() if f == REVIEWED_FIELD and d.new is True}
+
+
+def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
+    """{segment key: {labeled field: the latest round's confidence}} (issue 17's confidences)."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (key, field), p in store.predictions(rec).items():
+        if field in LABELED_FIELDS and p.status != "failed":
+            out[key][field] = round(float(p.confidence), 3)
+    return out
 
 
 def corpus(store: StateStore) -> dict[str, Any]:
@@ -127,6 +146,7 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
     placement = placed_decisions(store, rec)
     force = in_force(placement.placed)
     flags = field_flags(store, rec)
+    checked, conf = reviewed_keys(store, rec), confidences(store, rec)
     segments, speakers = [], {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
         spk = force[(key, "speaker")].new if (key, "speaker") in force else raw.get(key, out["speaker_id"])
@@ -140,6 +160,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
                 "raw_speaker": spk,
                 **out,
                 "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS if flags.get((key, f))},
+                "reviewed": key in checked,
+                "confidence": conf.get(key, {}),
             }
         )
     return {

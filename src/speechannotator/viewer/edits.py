@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..corrections import SPEAKER_FIELD, anchor_of, in_force, placed_decisions, reviewed_items
+from ..corrections import REVIEWED_FIELD, SPEAKER_FIELD, anchor_of, in_force, placed_decisions, reviewed_items
 from ..export.api import rerun_exports
 from ..locks import RecordingBusy, RecordingLock
 from ..output.decisions import EditContext, EditError, validate_edit
@@ -45,6 +47,45 @@ def apply_edit(
     annotated, and EditError for a value the schema does not admit. An edit that changes
     nothing is refused too, so the trail holds only decisions.
     """
+    with _writable(state_path, out_dir, rec) as (store, row):
+        items = dict(reviewed_items(store, rec))
+        if key not in items:
+            raise NotFound(f"no segment {key!r} in {rec!r}")
+        segs = {s.key: s for s in store.segments(rec)}
+        raw = {k: s.speaker for k, s in segs.items()}
+        ctx = EditContext(
+            label_lang=store.label_language(rec),
+            duration_ms=int(round(1000 * (row["duration"] or 0))),
+            speakers=tuple(sorted(set(raw.values()))),
+            others=tuple((k, r["start_time"], r["end_time"], r["speaker_id"]) for k, r in items.items() if k != key),
+        )
+        new = validate_edit(field, value, items[key], ctx)
+        force = in_force(placed_decisions(store, rec).placed)
+        d = force.get((key, field))
+        old = (d.new if d is not None else raw[key]) if field == SPEAKER_FIELD else items[key][field]
+        if expect is not _NO_EXPECTATION and expect != old:
+            by = d.who if d is not None else None
+            raise Conflict(
+                f"{field} was changed to {old!r}" + (f" by {by}" if by else "") + " since this page loaded it; "
+                "your value was not saved (it is kept in the box: compare, then save again)",
+                old,
+                by,
+            )
+        if new == old:
+            raise EditError(f"{field} is already {new!r}")
+        anchor = anchor_of(segs[key])
+        made = store.add_decision(rec, key, field, old, new, who, note, anchor)
+        if field in RECOMPOSE_AFTER:
+            _recompose(store, rec, key, anchor, made, field, force)
+        write_output(store, out_dir, rec)  # the JSON again, with the decision in force
+        result = dict(reviewed_items(store, rec))[key]
+    rerun_exports(out_dir)  # and every export made from this folder
+    return result
+
+
+@contextmanager
+def _writable(state_path: Path, out_dir: Path, rec: str) -> Iterator[tuple[StateStore, dict[str, Any]]]:
+    """The state opened for a decision on a finished recording, under the recording's lock."""
     lock = RecordingLock(out_dir, rec)
     try:
         lock.acquire()  # the same lock `annotate` holds: no edit lands in the middle of a rerun
@@ -58,43 +99,24 @@ def apply_edit(
                     f"recording {rec!r} is {row['status']}: it has no finished annotation to correct "
                     "(it is being annotated, or its last run stopped)"
                 )
-            items = dict(reviewed_items(store, rec))
-            if key not in items:
-                raise NotFound(f"no segment {key!r} in {rec!r}")
-            segs = {s.key: s for s in store.segments(rec)}
-            raw = {k: s.speaker for k, s in segs.items()}
-            ctx = EditContext(
-                label_lang=store.label_language(rec),
-                duration_ms=int(round(1000 * (row["duration"] or 0))),
-                speakers=tuple(sorted(set(raw.values()))),
-                others=tuple(
-                    (k, r["start_time"], r["end_time"], r["speaker_id"]) for k, r in items.items() if k != key
-                ),
-            )
-            new = validate_edit(field, value, items[key], ctx)
-            force = in_force(placed_decisions(store, rec).placed)
-            d = force.get((key, field))
-            old = (d.new if d is not None else raw[key]) if field == SPEAKER_FIELD else items[key][field]
-            if expect is not _NO_EXPECTATION and expect != old:
-                by = d.who if d is not None else None
-                raise Conflict(
-                    f"{field} was changed to {old!r}" + (f" by {by}" if by else "") + " since this page loaded it; "
-                    "your value was not saved (it is kept in the box: compare, then save again)",
-                    old,
-                    by,
-                )
-            if new == old:
-                raise EditError(f"{field} is already {new!r}")
-            anchor = anchor_of(segs[key])
-            made = store.add_decision(rec, key, field, old, new, who, note, anchor)
-            if field in RECOMPOSE_AFTER:
-                _recompose(store, rec, key, anchor, made, field, force)
-            write_output(store, out_dir, rec)  # the JSON again, with the decision in force
-            result = dict(reviewed_items(store, rec))[key]
+            yield store, row
     finally:
         lock.release()
-    rerun_exports(out_dir)  # and every export made from this folder
-    return result
+
+
+def mark_reviewed(state_path: Path, out_dir: Path, rec: str, key: str, reviewed: bool, who: str) -> bool:
+    """Mark segment ``key`` as checked (or not) by ``who``; returns whether a mark was added
+    (a mark equal to the one in force adds nothing). The output JSON does not change."""
+    with _writable(state_path, out_dir, rec) as (store, _):
+        segs = {s.key: s for s in store.segments(rec)}
+        if key not in segs:
+            raise NotFound(f"no segment {key!r} in {rec!r}")
+        d = in_force(placed_decisions(store, rec).placed).get((key, REVIEWED_FIELD))
+        old = d.new if d is not None else False
+        if old is reviewed:
+            return False
+        store.add_decision(rec, key, REVIEWED_FIELD, old, reviewed, who, "", anchor_of(segs[key]))
+        return True
 
 
 def _recompose(store: StateStore, rec: str, key: str, anchor, made: int, field: str, force) -> None:

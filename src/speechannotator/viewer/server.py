@@ -31,7 +31,7 @@ from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
 from . import data
-from .edits import Conflict, apply_edit
+from .edits import Conflict, apply_edit, mark_reviewed
 
 log = logging.getLogger(__name__)
 
@@ -253,6 +253,34 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True, "row": row})
 
+    async def review(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
+            return _error(400, "the body must hold rec and key strings and reviewed: true or false")
+        if not isinstance(body.get("reviewed"), bool):
+            return _error(400, "reviewed must be true or false")
+        try:
+            added = await run_in_threadpool(
+                mark_reviewed,
+                viewer.state_path,
+                viewer.out_dir,
+                body["rec"],
+                body["key"],
+                body["reviewed"],
+                viewer.reviewer,
+            )
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("review mark failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
+        return JSONResponse({"ok": True, "added": added})
+
     app = Starlette(
         routes=[
             Route("/", index),
@@ -263,6 +291,7 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
             Route("/api/output", guarded(output)),
             Route("/api/edit", edit, methods=["POST"]),
+            Route("/api/review", review, methods=["POST"]),
         ]
     )
     return TokenGuard(app, viewer.token)

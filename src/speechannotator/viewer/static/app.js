@@ -124,6 +124,7 @@ async function showCorpus(q) {
     ['speakers', 'Speakers', 1],
     ['segments', 'Segments', 1],
     ['status', 'Status'],
+    ['reviewed', 'Reviewed', 1],
     ['flagged', 'Flagged', 1],
     ['relabeled', 'Relabeled', 1],
     ['failed', 'Failed', 1],
@@ -178,6 +179,7 @@ async function showCorpus(q) {
           cell(r.speakers),
           cell(r.segments),
           el('td', {}, el('span', { class: 'status ' + r.status, text: r.status, title: r.error || null })),
+          el('td', { class: 'num' + (r.reviewed ? '' : ' zero'), text: `${r.reviewed} / ${r.segments}` }),
           cell(r.flagged),
           cell(r.relabeled),
           cell(r.failed),
@@ -197,12 +199,20 @@ async function showCorpus(q) {
   for (const c of [field, flag]) c.addEventListener('change', render);
   search.addEventListener('input', render);
   const total = data.recordings.reduce((a, r) => a + (r.duration || 0), 0);
+  const nSeg = data.recordings.reduce((a, r) => a + r.segments, 0),
+    nDone = data.recordings.reduce((a, r) => a + r.reviewed, 0);
   app.replaceChildren(
     el(
       'div',
       { class: 'rechead' },
       el('h1', { text: 'Corpus' }),
       el('span', { class: 'dim', text: `${data.recordings.length} recording(s), ${fmtDur(total)} in ${data.out_dir}` }),
+      el(
+        'span',
+        { class: 'progress', id: 'corpus-progress' },
+        el('meter', { min: 0, max: nSeg || 1, value: nDone }),
+        ` ${nDone} / ${nSeg} segments reviewed`,
+      ),
     ),
     el(
       'div',
@@ -227,7 +237,7 @@ async function showCorpus(q) {
 
 // -- recording view ----------------------------------------------------------------------
 
-const view = { rec: null, sel: -1, stopAt: null, panel: null, q: null };
+const view = { rec: null, sel: -1, stopAt: null, loopFrom: null, loop: false, panel: null, q: null, sort: '' };
 
 function stopPlayback() {
   view.stopAt = null;
@@ -239,6 +249,7 @@ function playSegment(i) {
   if (!seg) return;
   select(i);
   view.stopAt = seg.end_time / 1000;
+  view.loopFrom = seg.start_time / 1000;
   player.currentTime = seg.start_time / 1000;
   const p = player.play();
   if (p && p.catch) p.catch((e) => toast('cannot play: ' + e.message, true));
@@ -257,14 +268,20 @@ function togglePlay() {
   const t = player.currentTime * 1000;
   if (t >= seg.start_time && t < seg.end_time - 30) {
     view.stopAt = seg.end_time / 1000;
+    view.loopFrom = seg.start_time / 1000;
     player.play();
   } else playSegment(view.sel);
 }
 
 function tick() {
   if (view.rec && view.stopAt !== null && !player.paused && player.currentTime >= view.stopAt) {
-    player.pause();
-    view.stopAt = null;
+    if (view.loop && view.loopFrom !== null) {
+      player.currentTime = view.loopFrom; // loop: the same span again until stopped
+      view.loops = (view.loops || 0) + 1;
+    } else {
+      player.pause();
+      view.stopAt = null;
+    }
   }
   if (view.rec) drawTimeline();
   requestAnimationFrame(tick);
@@ -401,12 +418,13 @@ function segmentRow(s) {
   return el(
     'div',
     {
-      class: 'seg' + (matches(s) ? '' : ' dimmed'),
+      class: 'seg' + (matches(s) ? '' : ' dimmed') + (s.reviewed ? ' reviewed' : ''),
       'data-index': s.index,
       'data-key': s.key,
       onclick: () => playSegment(s.index),
     },
     el('span', { class: 'idx', text: s.index }),
+    el('span', { class: 'chk', title: 'reviewed', text: s.reviewed ? '✓' : '' }),
     el(
       'span',
       { class: 'meta' },
@@ -453,16 +471,44 @@ async function showRecording(recId, q) {
       nq.set('field', fieldSel.value);
       nq.set('flag', flagSel.value);
     }
+    if (sortSel.value) nq.set('sort', sortSel.value);
     view.q = nq;
-    list.replaceChildren(...rec.segments.map(segmentRow));
+    view.sort = sortSel.value;
+    list.replaceChildren(...ordered(rec.segments).map(segmentRow));
     select(view.sel);
     const n = rec.segments.filter(matches).length;
     count.textContent = fieldSel.value
       ? `${n} of ${rec.segments.length} segments match`
       : `${rec.segments.length} segments`;
   };
+  const sortSel = el(
+    'select',
+    { id: 'sort' },
+    el('option', { value: '', text: 'time order' }),
+    el('option', { value: 'any', text: 'least confident field first' }),
+    rec.fields
+      .filter((f) => !rec.composed.includes(f))
+      .map((f) => el('option', { value: f, text: 'least confident ' + f + ' first' })),
+  );
+  sortSel.value = q.get('sort') || '';
   fieldSel.addEventListener('change', onFilter);
   flagSel.addEventListener('change', onFilter);
+  sortSel.addEventListener('change', onFilter);
+  const speed = el(
+    'select',
+    { id: 'speed', title: 'playback speed' },
+    [0.5, 0.75, 1, 1.25, 1.5, 2].map((r) => el('option', { value: r, text: r + '×' })),
+  );
+  speed.value = String(player.defaultPlaybackRate || 1);
+  speed.addEventListener('change', () => {
+    player.defaultPlaybackRate = player.playbackRate = Number(speed.value);
+  });
+  const loopBox = el('input', { type: 'checkbox', id: 'loop' });
+  loopBox.checked = view.loop;
+  loopBox.addEventListener('change', () => {
+    view.loop = loopBox.checked;
+  });
+  const done = rec.segments.filter((s) => s.reviewed).length;
   const count = el('span', { class: 'dim' });
   const list = el('div', { class: 'card seglist', id: 'segments' });
   view.panel = el('div', { class: 'card panel', id: 'panel' });
@@ -477,6 +523,12 @@ async function showRecording(recId, q) {
           class: 'dim',
           text: `${fmtDur(rec.duration)} · ${rec.segments.length} segments · labels ${rec.label_lang}`,
         }),
+        el(
+          'span',
+          { class: 'progress', id: 'progress', title: 'segments marked reviewed' },
+          el('meter', { min: 0, max: rec.segments.length || 1, value: done }),
+          ` ${done} / ${rec.segments.length} reviewed`,
+        ),
         el(
           'div',
           { class: 'chips' },
@@ -508,6 +560,8 @@ async function showRecording(recId, q) {
           { class: 'transport' },
           el('button', { id: 'play', onclick: togglePlay, text: 'play / pause' }),
           el('span', { class: 'time', id: 'clock' }),
+          el('label', { class: 'opt' }, loopBox, ' loop'),
+          el('label', { class: 'opt' }, 'speed ', speed),
           el(
             'span',
             { class: 'hint' },
@@ -516,7 +570,13 @@ async function showRecording(recId, q) {
             el('kbd', { text: '←' }),
             ' ',
             el('kbd', { text: '→' }),
-            ' previous/next segment  · click a segment to hear exactly its span',
+            ' previous/next segment  ',
+            el('kbd', { text: 'r' }),
+            ' reviewed  ',
+            el('kbd', { text: 'n' }),
+            ' next doubtful  ',
+            el('kbd', { text: 'l' }),
+            ' loop',
           ),
         ),
       ),
@@ -528,6 +588,10 @@ async function showRecording(recId, q) {
         el('label', { text: 'is' }),
         flagSel,
         count,
+        el('span', { class: 'spacer' }),
+        el('label', { text: 'list' }),
+        sortSel,
+        el('button', { id: 'next-doubtful', onclick: nextDoubtful, text: 'next doubtful ▸' }),
       ),
       el('div', { class: 'cols' }, list, view.panel),
     ].filter(Boolean),
@@ -537,6 +601,42 @@ async function showRecording(recId, q) {
   view.sel = idx >= 0 ? idx : 0;
   onFilter();
   drawTimeline();
+}
+
+// How doubtful a segment is: the latest confidence of the sorted field, or its least confident field.
+function doubt(s) {
+  const c = s.confidence || {};
+  const values = view.sort && view.sort !== 'any' ? [c[view.sort]] : Object.values(c);
+  const known = values.filter((v) => typeof v === 'number');
+  return known.length ? Math.min(...known) : Infinity;
+}
+
+function ordered(segments) {
+  if (!view.sort) return segments;
+  return segments.slice().sort((a, b) => doubt(a) - doubt(b) || a.index - b.index);
+}
+
+// The least confident segment not yet marked reviewed (other than the one shown), and play it.
+function nextDoubtful() {
+  const rest = view.rec.segments.filter((s) => !s.reviewed && s.index !== view.sel);
+  if (!rest.length) {
+    toast('every other segment is marked reviewed');
+    return;
+  }
+  rest.sort((a, b) => doubt(a) - doubt(b) || a.index - b.index);
+  playSegment(rest[0].index);
+}
+
+async function markReviewed(seg, reviewed) {
+  try {
+    await api('review', null, { rec: view.rec.rec, key: seg.key, reviewed });
+    toast(reviewed ? `segment ${seg.index} marked reviewed` : `segment ${seg.index} not reviewed`);
+    const q = new URLSearchParams(view.q);
+    q.set('seg', seg.key);
+    await showRecording(view.rec.rec, q);
+  } catch (e) {
+    toast(e.message, true);
+  }
 }
 
 // Decisions made on segments that a rerun removed: shown, never applied to another utterance.
@@ -837,6 +937,12 @@ async function showPanel(seg) {
       el('span', { class: 'dim mono', text: seg.key }),
       el('span', { class: 'dim', text: `${fmtTime(seg.start_time / 1000)}–${fmtTime(seg.end_time / 1000)}` }),
       el('button', { text: '▶ play segment', id: 'play-seg', onclick: () => playSegment(seg.index) }),
+      el('button', {
+        id: 'mark-reviewed',
+        class: seg.reviewed ? 'done' : 'primary',
+        text: seg.reviewed ? '✓ reviewed (undo)' : 'mark reviewed',
+        onclick: () => markReviewed(seg, !seg.reviewed),
+      }),
     ),
     el(
       'section',
@@ -894,6 +1000,14 @@ document.addEventListener('keydown', (ev) => {
   } else if (ev.key === 'ArrowLeft') {
     ev.preventDefault();
     playSegment(Math.max(0, view.sel - 1));
+  } else if (ev.key === 'r' && !ev.ctrlKey && !ev.metaKey) {
+    const seg = view.rec.segments[view.sel];
+    if (seg) markReviewed(seg, !seg.reviewed);
+  } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey) {
+    nextDoubtful();
+  } else if (ev.key === 'l' && !ev.ctrlKey && !ev.metaKey) {
+    const box = document.getElementById('loop');
+    if (box) box.click();
   }
 });
 
