@@ -255,6 +255,90 @@ def test_reviewed_marks_progress_doubtful_order_loop_and_speed(annotated, view_s
     assert page.errors == []
 
 
+_EDGE_XY = """([t, lane]) => { const c = document.getElementById('timeline'), r = c.getBoundingClientRect(),
+    L = layout(c), [t0, t1] = win();
+    return [r.left + L.G + (t - t0) / (t1 - t0) * (r.width - L.G),
+            r.top + L.lanesY + lane * L.laneH + L.laneH / 2]; }"""
+
+
+def test_zoom_scroll_spectrogram_and_dragging_a_boundary(annotated, view_server, page):
+    """Issue 27's waveform tools: zoom (buttons, keys, Ctrl+wheel) with detailed peaks of the
+    window, scrolling, the spectrogram band, and dragging the selected segment's edge."""
+    out = annotated[0]
+    asked = []
+    page.on("request", lambda r: ("/api/peaks" in r.url or "/api/spectrogram" in r.url) and asked.append(r.url))
+    _open_recording(page, view_server, seg=6)
+    dur = page.evaluate("view.rec.duration")
+    assert page.evaluate("view.win") is None and page.is_disabled("#scroll")
+    for _ in range(3):
+        page.click("#zoom-in")
+    t0, t1 = page.evaluate("view.win")
+    assert abs((t1 - t0) - dur / 8) < 1e-6
+    page.wait_for_function(
+        "() => view.detail && Math.abs(view.detail.t1 - view.detail.t0 - view.rec.duration / 8) < 1e-6"
+    )
+    assert any("/api/peaks" in u for u in asked)
+    cols = page.evaluate("view.detail.peaks.length")
+    assert cols > 1000  # columns of the window, where the whole recording had 1,600 for all of it
+    # Wheel scrolls the zoomed window; Ctrl+wheel zooms around the pointer; 0 shows it whole.
+    box = page.query_selector("#timeline").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+    page.mouse.wheel(0, 300)
+    page.wait_for_function(f"() => view.win[0] > {t0 + 0.1}")
+    s0, s1 = page.evaluate("view.win")
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    z0, z1 = page.evaluate("view.win")
+    assert abs((z1 - z0) - 0.8 * (s1 - s0)) < 1e-6 and s0 < z0 and z1 < s1
+    page.keyboard.press("0")
+    assert page.evaluate("view.win") is None
+    # Clicking a segment of a zoomed view keeps it in view.
+    page.click("#zoom-in")
+    page.click("#zoom-in")
+    rows = _records(out)
+    page.click(".seg[data-index='0'] .txt")
+    w0, w1 = page.evaluate("view.win")
+    assert w0 <= rows[0]["start_time"] / 1000 <= w1
+    page.keyboard.press(" ")
+    # The spectrogram band: fetched for the window and drawn in colour.
+    page.check("#spec")
+    page.wait_for_function("() => view.specImg !== null && view.specImg !== undefined")
+    assert any("/api/spectrogram" in u for u in asked)
+    colours = page.evaluate("""() => { const c = document.getElementById('timeline'), L = layout(c),
+        dpr = window.devicePixelRatio || 1, d = c.getContext('2d').getImageData(Math.round((L.G + 5) * dpr),
+        Math.round((L.waveH + 5) * dpr), Math.round((L.W - L.G - 10) * dpr), Math.round((L.specH - 10) * dpr)).data;
+        const seen = new Set();
+        for (let i = 0; i < d.length; i += 4 * 97) seen.add(d[i] >> 4 << 8 | d[i + 1] >> 4 << 4 | d[i + 2] >> 4);
+        return seen.size; }""")
+    assert colours > 20
+    # Drag the end of segment 6 (selected) 300 ms earlier in its lane: saved like a typed boundary.
+    page.click(".seg[data-index='6'] .idx")
+    page.keyboard.press(" ")
+    page.keyboard.press("0")  # the whole recording: the segment's both edges in view
+    page.keyboard.press("+")  # half of it, centred on the selected segment
+    w0, w1 = page.evaluate("view.win")
+    assert abs((w0 + w1) / 2 - (rows[6]["start_time"] + rows[6]["end_time"]) / 2000) < 1e-3
+    seg = rows[6]
+    lane = page.evaluate(f"view.rec.speakers.findIndex(s => s.speaker_id === '{seg['speaker_id']}')")
+    x, y = page.evaluate(_EDGE_XY, [seg["end_time"] / 1000, lane])
+    x2, _ = page.evaluate(_EDGE_XY, [(seg["end_time"] - 300) / 1000, lane])
+    ms_per_px = page.evaluate(
+        "(() => { const c = document.getElementById('timeline'), [t0, t1] = win(); "
+        "return (t1 - t0) * 1000 / (c.getBoundingClientRect().width - layout(c).G); })()"
+    )
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move((x + x2) / 2, y)
+    page.mouse.move(x2, y)
+    page.mouse.up()
+    page.wait_for_function("() => document.getElementById('toast').textContent.includes('end_time')")
+    assert page.inner_text("#toast") == "saved end_time"
+    assert abs(_records(out)[6]["end_time"] - (seg["end_time"] - 300)) <= ms_per_px + 1
+    assert _records(out)[6]["start_time"] == seg["start_time"]
+    assert page.errors == []
+
+
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
     out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]

@@ -30,7 +30,7 @@ from ..audio import AudioError, load_audio
 from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
-from . import data
+from . import audioview, data
 from .edits import Conflict, apply_edit, mark_reviewed
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 return _error(404, str(exc))
             except data.Busy as exc:
                 return _error(409, str(exc))
-            except EditError as exc:
+            except (EditError, audioview.WindowError) as exc:
                 return _error(400, str(exc))
             except AudioError as exc:
                 return _error(404, f"the recording's audio cannot be read: {exc}")
@@ -206,6 +206,23 @@ def make_app(viewer: Viewer) -> ASGIApp:
     def audio(request: Request) -> Response:
         wav, _ = viewer.decoded(_rec(request))
         return FileResponse(wav, media_type="audio/wav")  # answers Range requests
+
+    def _window(request: Request) -> tuple[Path, audioview.Window]:
+        wav, _ = viewer.decoded(_rec(request))
+        try:
+            t0, t1 = float(request.query_params.get("t0", "")), float(request.query_params.get("t1", ""))
+            columns = int(request.query_params.get("columns", ""))
+        except ValueError:
+            raise audioview.WindowError("t0, t1 (seconds) and columns (an integer) are required") from None
+        return wav, audioview.window(wav, t0, t1, columns)
+
+    def window_peaks(request: Request) -> Response:
+        wav, w = _window(request)
+        return JSONResponse({"peaks": audioview.window_peaks(wav, w)})
+
+    def spectrogram(request: Request) -> Response:
+        wav, w = _window(request)
+        return JSONResponse(audioview.spectrogram(wav, w))
 
     def output(request: Request) -> Response:
         rec = _rec(request)
@@ -290,6 +307,8 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/segment", guarded(segment)),
             Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
             Route("/api/output", guarded(output)),
+            Route("/api/peaks", guarded(window_peaks)),
+            Route("/api/spectrogram", guarded(spectrogram)),
             Route("/api/edit", edit, methods=["POST"]),
             Route("/api/review", review, methods=["POST"]),
         ]

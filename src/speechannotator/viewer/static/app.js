@@ -251,6 +251,7 @@ function playSegment(i) {
   view.stopAt = seg.end_time / 1000;
   view.loopFrom = seg.start_time / 1000;
   player.currentTime = seg.start_time / 1000;
+  follow(seg.start_time / 1000, true);
   const p = player.play();
   if (p && p.catch) p.catch((e) => toast('cannot play: ' + e.message, true));
 }
@@ -283,6 +284,7 @@ function tick() {
       view.stopAt = null;
     }
   }
+  if (view.rec && !player.paused) follow(player.currentTime, false);
   if (view.rec) drawTimeline();
   requestAnimationFrame(tick);
 }
@@ -298,10 +300,110 @@ function layout(canvas) {
   const lanes = view.rec.speakers.length;
   const W = canvas.clientWidth,
     waveH = 84,
+    specH = view.spec ? 96 : 0,
     laneH = 24,
     axisH = 18,
     G = 56; // G: gutter for lane names
-  return { W, G, waveH, laneH, axisH, H: waveH + lanes * laneH + axisH + 6, lanes };
+  const lanesY = waveH + specH + 4;
+  return { W, G, waveH, specH, laneH, axisH, lanesY, H: lanesY + lanes * laneH + axisH + 2, lanes };
+}
+
+// -- zoom and scroll: the visible window [t0, t1] in seconds --------------------------------
+
+const MIN_SPAN = 0.5;
+function win() {
+  const dur = view.rec.duration || 1;
+  return view.win || [0, dur];
+}
+
+function setWindow(t0, t1) {
+  const dur = view.rec.duration || 1;
+  let span = Math.max(MIN_SPAN, Math.min(dur, t1 - t0));
+  t0 = Math.max(0, Math.min(dur - span, t0));
+  view.win = span >= dur - 1e-6 ? null : [t0, t0 + span];
+  const bar = document.getElementById('scroll');
+  if (bar) {
+    bar.max = String(Math.max(0, dur - span));
+    bar.step = String(span / 50);
+    bar.value = String(t0);
+    bar.disabled = !view.win;
+  }
+  const label = document.getElementById('zoom-level');
+  if (label) label.textContent = view.win ? `${fmtDur(span)} shown` : 'whole recording';
+  clearTimeout(setWindow.timer);
+  setWindow.timer = setTimeout(refreshDetail, 120); // after the wheel settles
+}
+
+function zoom(factor, center) {
+  const [t0, t1] = win();
+  const c = center === undefined ? (t0 + t1) / 2 : center;
+  const span = (t1 - t0) * factor;
+  setWindow(c - ((c - t0) / (t1 - t0)) * span, c - ((c - t0) / (t1 - t0)) * span + span);
+}
+
+function timeAt(canvas, clientX) {
+  const rect = canvas.getBoundingClientRect(),
+    L = layout(canvas),
+    [t0, t1] = win();
+  return t0 + Math.max(0, Math.min(1, (clientX - rect.left - L.G) / (rect.width - L.G))) * (t1 - t0);
+}
+
+function onWheel(ev) {
+  const [t0, t1] = win();
+  if (ev.ctrlKey || ev.metaKey) {
+    ev.preventDefault();
+    zoom(ev.deltaY > 0 ? 1.25 : 0.8, timeAt(ev.currentTarget, ev.clientX));
+  } else if (view.win) {
+    ev.preventDefault();
+    const d = Math.abs(ev.deltaX) > Math.abs(ev.deltaY) ? ev.deltaX : ev.deltaY;
+    const shift = (d / ev.currentTarget.clientWidth) * (t1 - t0);
+    setWindow(t0 + shift, t1 + shift);
+  }
+}
+
+// Detailed peaks and the spectrogram of the visible window, fetched for its own columns.
+async function refreshDetail() {
+  if (!view.rec) return;
+  const canvas = document.getElementById('timeline');
+  if (!canvas) return;
+  const [t0, t1] = win(),
+    L = layout(canvas),
+    dpr = window.devicePixelRatio || 1,
+    rec = view.rec.rec,
+    span = L.W - L.G;
+  const ask = { rec, t0: t0.toFixed(3), t1: t1.toFixed(3) };
+  try {
+    if (view.win && t1 - t0 <= 900) {
+      const got = await api('peaks', { ...ask, columns: Math.min(4000, Math.round(span * dpr)) });
+      if (view.rec && view.rec.rec === rec) view.detail = { t0, t1, peaks: got.peaks };
+    }
+    if (view.spec) {
+      const got = await api('spectrogram', { ...ask, columns: Math.min(1200, Math.round(span)) });
+      if (view.rec && view.rec.rec === rec) view.specImg = { t0, t1, canvas: spectrogramCanvas(got) };
+    }
+  } catch (e) {
+    toast(e.message, true);
+  }
+}
+
+// Bytes 0..255 per (column, bin) into an image: dark blue (quiet) to yellow (loud), low bins at the bottom.
+function spectrogramCanvas(spec) {
+  const bytes = Uint8Array.from(atob(spec.data), (c) => c.charCodeAt(0));
+  const c = document.createElement('canvas');
+  c.width = spec.columns;
+  c.height = spec.bins;
+  const img = c.getContext('2d').createImageData(spec.columns, spec.bins);
+  for (let col = 0; col < spec.columns; col++)
+    for (let b = 0; b < spec.bins; b++) {
+      const v = bytes[col * spec.bins + b] / 255,
+        o = ((spec.bins - 1 - b) * spec.columns + col) * 4;
+      img.data[o] = Math.round(255 * Math.min(1, 1.6 * v));
+      img.data[o + 1] = Math.round(255 * Math.max(0, 1.4 * v - 0.4));
+      img.data[o + 2] = Math.round(255 * (v < 0.5 ? 0.25 + v : 1.25 - v));
+      img.data[o + 3] = 255;
+    }
+  c.getContext('2d').putImageData(img, 0, 0);
+  return c;
 }
 
 function drawTimeline() {
@@ -319,30 +421,55 @@ function drawTimeline() {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, L.W, L.H);
   const dur = rec.duration || 1,
+    [t0, t1] = win(),
     span = L.W - L.G,
-    x = (t) => L.G + (t / dur) * span,
-    dx = (t) => (t / dur) * span;
+    x = (t) => L.G + ((t - t0) / (t1 - t0)) * span,
+    dx = (t) => (t / (t1 - t0)) * span;
+  const visible = (s) => s.end_time / 1000 >= t0 && s.start_time / 1000 <= t1;
+  g.save();
+  g.beginPath();
+  g.rect(L.G, 0, span, L.H);
+  g.clip(); // nothing of the window's neighbours spills into the gutter
   // Segment spans behind the waveform, in the speaker's colour.
   for (const s of rec.segments) {
+    if (!visible(s)) continue;
     g.fillStyle = speakerColor(rec, s.speaker_id) + (s.index === view.sel ? '33' : '14');
     g.fillRect(x(s.start_time / 1000), 0, Math.max(1, dx((s.end_time - s.start_time) / 1000)), L.waveH);
   }
   const mid = L.waveH / 2,
-    peaks = rec.peaks || [];
-  const gain = 0.95 / Math.max(1e-3, ...peaks.map(([lo, hi]) => Math.max(-lo, hi))); // fill the height
+    all = rec.peaks || [];
+  const gain = 0.95 / Math.max(1e-3, ...all.map(([lo, hi]) => Math.max(-lo, hi))); // fill the height
+  const d = view.detail;
+  const detailed = view.win && d && Math.abs(d.t0 - t0) < 1e-6 && Math.abs(d.t1 - t1) < 1e-6;
+  const peaks = detailed ? d.peaks : all,
+    p0 = detailed ? t0 : 0,
+    p1 = detailed ? t1 : dur;
   g.fillStyle = '#475569';
   for (let i = 0; i < peaks.length; i++) {
-    const px = L.G + (i / peaks.length) * span,
-      w = Math.max(1, span / peaks.length);
+    const ta = p0 + (i / peaks.length) * (p1 - p0);
+    if (ta > t1 || ta + (p1 - p0) / peaks.length < t0) continue;
+    const px = x(ta),
+      w = Math.max(1, dx((p1 - p0) / peaks.length));
     const [lo, hi] = peaks[i];
     g.fillRect(px, mid - hi * mid * gain, w, Math.max(1, (hi - lo) * mid * gain));
   }
+  if (L.specH) {
+    const sp = view.specImg;
+    if (sp) {
+      g.imageSmoothingEnabled = false;
+      g.drawImage(sp.canvas, x(sp.t0), L.waveH, dx(sp.t1 - sp.t0), L.specH);
+    } else {
+      g.fillStyle = '#e5e7eb';
+      g.fillRect(L.G, L.waveH, span, L.specH);
+    }
+  }
   // One lane per speaker.
   rec.speakers.forEach((spk, li) => {
-    const y = L.waveH + 4 + li * L.laneH;
+    const y = L.lanesY + li * L.laneH;
     g.fillStyle = li % 2 ? '#f7f8fa' : '#fff';
     g.fillRect(L.G, y, span, L.laneH);
-    for (const s of rec.segments.filter((s) => s.speaker_id === spk.speaker_id)) {
+    for (const s of rec.segments) {
+      if (s.speaker_id !== spk.speaker_id || !visible(s)) continue;
       const x0 = x(s.start_time / 1000),
         w = Math.max(2, dx((s.end_time - s.start_time) / 1000));
       g.globalAlpha = matches(s) ? 1 : 0.3;
@@ -352,6 +479,9 @@ function drawTimeline() {
         g.strokeStyle = '#111827';
         g.lineWidth = 2;
         g.strokeRect(x0 - 1, y + 2, w + 2, L.laneH - 4);
+        g.fillStyle = '#111827'; // drag handles on the selected segment's edges
+        g.fillRect(x0 - 2, y + 1, 4, L.laneH - 2);
+        g.fillRect(x0 + w - 2, y + 1, 4, L.laneH - 2);
       }
       g.globalAlpha = 1;
       if (w > 18) {
@@ -360,43 +490,122 @@ function drawTimeline() {
         g.fillText(String(s.index), x0 + 4, y + L.laneH / 2 + 4);
       }
     }
-    g.fillStyle = '#111827';
-    g.font = '11px system-ui, sans-serif';
-    g.fillStyle = speakerColor(rec, spk.speaker_id);
-    g.fillRect(2, y + 8, 8, 8);
-    g.fillStyle = '#111827';
-    g.fillText(spk.speaker_id, 14, y + L.laneH / 2 + 4);
   });
   // Time axis.
   const ay = L.H - L.axisH + 4,
-    step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600].find((s) => dur / s <= span / 70) || 900;
+    step =
+      [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600].find((st) => (t1 - t0) / st <= span / 70) || 900;
   g.fillStyle = '#6b7383';
   g.font = '10.5px system-ui, sans-serif';
-  for (let t = 0; t <= dur; t += step) {
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
     g.fillRect(x(t), ay - 4, 1, 4);
-    g.fillText(fmtTime(t).replace(/\.00$/, ''), x(t) + 2, ay + 8);
+    g.fillText(step < 1 ? fmtTime(t) : fmtTime(t).replace(/\.00$/, ''), x(t) + 2, ay + 8);
   }
   // Playhead.
-  g.fillStyle = '#dc2626';
-  g.fillRect(x(Math.min(dur, player.currentTime || 0)) - 0.5, 0, 1.5, L.H - L.axisH);
+  const now = Math.min(dur, player.currentTime || 0);
+  if (now >= t0 && now <= t1) {
+    g.fillStyle = '#dc2626';
+    g.fillRect(x(now) - 0.5, 0, 1.5, L.H - L.axisH);
+  }
+  g.restore();
+  rec.speakers.forEach((spk, li) => {
+    const y = L.lanesY + li * L.laneH;
+    g.fillStyle = speakerColor(rec, spk.speaker_id);
+    g.fillRect(2, y + 8, 8, 8);
+    g.fillStyle = '#111827';
+    g.font = '11px system-ui, sans-serif';
+    g.fillText(spk.speaker_id, 14, y + L.laneH / 2 + 4);
+  });
+  if (L.specH) {
+    g.fillStyle = '#6b7383';
+    g.font = '10px system-ui, sans-serif';
+    g.fillText('8 kHz', 4, L.waveH + 10);
+    g.fillText('0', 4, L.waveH + L.specH - 2);
+  }
   const tm = document.getElementById('clock');
   if (tm) tm.textContent = fmtTime(player.currentTime || 0) + ' / ' + fmtTime(dur);
 }
 
+// Which segment edge (of the selected segment, in its lane) is under the pointer, if any.
+function edgeAt(canvas, ev) {
+  const seg = view.rec.segments[view.sel];
+  if (!seg) return null;
+  const rect = canvas.getBoundingClientRect(),
+    L = layout(canvas),
+    [t0, t1] = win();
+  const lane = view.rec.speakers.findIndex((s) => s.speaker_id === seg.speaker_id);
+  const y = ev.clientY - rect.top - L.lanesY - lane * L.laneH;
+  if (y < 0 || y > L.laneH) return null;
+  const px = (t) => L.G + ((t - t0) / (t1 - t0)) * (rect.width - L.G);
+  const mx = ev.clientX - rect.left;
+  if (Math.abs(mx - px(seg.start_time / 1000)) <= 5) return 'start_time';
+  if (Math.abs(mx - px(seg.end_time / 1000)) <= 5) return 'end_time';
+  return null;
+}
+
+// Dragging an edge of the selected segment moves that boundary; releasing saves it (the same
+// validated, audited edit as the boxes).
+function onTimelineDown(ev) {
+  const canvas = ev.currentTarget,
+    edge = edgeAt(canvas, ev);
+  if (!edge) return;
+  ev.preventDefault();
+  const seg = view.rec.segments[view.sel],
+    was = seg[edge];
+  view.drag = { edge, seg, was };
+  const move = (e) => {
+    seg[edge] = Math.round(timeAt(canvas, e.clientX) * 1000);
+    drawTimeline();
+  };
+  const up = (e) => {
+    window.removeEventListener('mousemove', move);
+    window.removeEventListener('mouseup', up);
+    move(e);
+    const to = seg[edge];
+    seg[edge] = was;
+    view.drag = null;
+    view.justDragged = true;
+    if (to !== was) save(seg, edge, String(to), was);
+    else drawTimeline();
+  };
+  window.addEventListener('mousemove', move);
+  window.addEventListener('mouseup', up);
+}
+
+function onTimelineHover(ev) {
+  if (view.drag) return;
+  ev.currentTarget.style.cursor = edgeAt(ev.currentTarget, ev) ? 'ew-resize' : 'pointer';
+}
+
 function onTimelineClick(ev) {
+  if (view.justDragged) {
+    view.justDragged = false;
+    return;
+  }
   const canvas = ev.currentTarget,
     rect = canvas.getBoundingClientRect(),
     L = layout(canvas);
-  const t = Math.max(0, (ev.clientX - rect.left - L.G) / (rect.width - L.G)) * (view.rec.duration || 0) * 1000;
+  const t = timeAt(canvas, ev.clientX) * 1000;
   const y = ev.clientY - rect.top;
-  const lane = Math.floor((y - L.waveH - 4) / L.laneH);
-  const spk = y > L.waveH && lane >= 0 && lane < L.lanes ? view.rec.speakers[lane].speaker_id : null;
+  const lane = Math.floor((y - L.lanesY) / L.laneH);
+  const spk = y > L.lanesY && lane >= 0 && lane < L.lanes ? view.rec.speakers[lane].speaker_id : null;
   const hit = view.rec.segments.find((s) => s.start_time <= t && t <= s.end_time && (!spk || s.speaker_id === spk));
   if (hit) playSegment(hit.index);
   else {
     view.stopAt = null;
     player.currentTime = t / 1000;
   }
+}
+
+// Keep what plays in view: a segment outside the window centres it; playback past the
+// window's end turns the page.
+function follow(t, centre) {
+  if (!view.win) return;
+  const [t0, t1] = view.win;
+  if (t >= t0 && t <= t1) return;
+  const span = t1 - t0;
+  if (centre) setWindow(t - span / 2, t + span / 2);
+  else setWindow(t, t + span);
 }
 
 function select(i) {
@@ -449,7 +658,30 @@ async function showRecording(recId, q) {
   document.getElementById('crumb').textContent = '/ ' + rec.rec;
   const src = '/api/audio?' + new URLSearchParams({ rec: rec.rec, token: TOKEN });
   if (player.getAttribute('src') !== src) player.setAttribute('src', src);
-  const canvas = el('canvas', { id: 'timeline', onclick: onTimelineClick });
+  const canvas = el('canvas', {
+    id: 'timeline',
+    onclick: onTimelineClick,
+    onmousedown: onTimelineDown,
+    onmousemove: onTimelineHover,
+  });
+  canvas.addEventListener('wheel', onWheel, { passive: false });
+  if (view.winRec !== rec.rec) {
+    view.win = view.detail = view.specImg = null; // another recording: whole, no stale detail
+    view.winRec = rec.rec;
+  }
+  const specBox = el('input', { type: 'checkbox', id: 'spec' });
+  specBox.checked = !!view.spec;
+  specBox.addEventListener('change', () => {
+    view.spec = specBox.checked;
+    view.specImg = null;
+    drawTimeline();
+    refreshDetail();
+  });
+  const scroll = el('input', { type: 'range', id: 'scroll', min: 0, value: 0, title: 'scroll the zoomed waveform' });
+  scroll.addEventListener('input', () => {
+    const [t0, t1] = win();
+    setWindow(Number(scroll.value), Number(scroll.value) + (t1 - t0));
+  });
   const fieldSel = el(
     'select',
     { id: 'r-field' },
@@ -555,12 +787,18 @@ async function showRecording(recId, q) {
         'div',
         { class: 'card timeline' },
         canvas,
+        scroll,
         el(
           'div',
           { class: 'transport' },
           el('button', { id: 'play', onclick: togglePlay, text: 'play / pause' }),
           el('span', { class: 'time', id: 'clock' }),
           el('label', { class: 'opt' }, loopBox, ' loop'),
+          el('label', { class: 'opt' }, specBox, ' spectrogram'),
+          el('button', { id: 'zoom-in', title: 'zoom in (+, Ctrl+wheel)', onclick: () => zoom(0.5), text: '+' }),
+          el('button', { id: 'zoom-out', title: 'zoom out (-)', onclick: () => zoom(2), text: '−' }),
+          el('button', { id: 'zoom-fit', title: 'whole recording (0)', onclick: () => setWindow(0, Infinity), text: 'fit' }),
+          el('span', { class: 'dim', id: 'zoom-level' }),
           el('label', { class: 'opt' }, 'speed ', speed),
           el(
             'span',
@@ -600,6 +838,8 @@ async function showRecording(recId, q) {
   const idx = want ? rec.segments.findIndex((s) => s.key === want) : -1;
   view.sel = idx >= 0 ? idx : 0;
   onFilter();
+  const [w0, w1] = win();
+  setWindow(w0, w1); // the scroll bar and the detail for the window kept from before a redraw
   drawTimeline();
 }
 
@@ -1005,6 +1245,18 @@ document.addEventListener('keydown', (ev) => {
     if (seg) markReviewed(seg, !seg.reviewed);
   } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey) {
     nextDoubtful();
+  } else if ((ev.key === '+' || ev.key === '=') && !ev.ctrlKey && !ev.metaKey) {
+    const seg = view.rec.segments[view.sel]; // zoom in on the selected segment, centred
+    const [t0, t1] = win(),
+      span = (t1 - t0) / 2;
+    if (seg) {
+      const c = (seg.start_time + seg.end_time) / 2000;
+      setWindow(c - span / 2, c + span / 2);
+    } else zoom(0.5);
+  } else if (ev.key === '-' && !ev.ctrlKey && !ev.metaKey) {
+    zoom(2);
+  } else if (ev.key === '0' && !ev.ctrlKey && !ev.metaKey) {
+    setWindow(0, Infinity);
   } else if (ev.key === 'l' && !ev.ctrlKey && !ev.metaKey) {
     const box = document.getElementById('loop');
     if (box) box.click();
