@@ -633,10 +633,10 @@ function segmentRow(s) {
       onclick: () => playSegment(s.index),
     },
     el('span', { class: 'idx', text: s.index }),
-    el('span', { class: 'chk', title: 'reviewed', text: s.reviewed ? '✓' : '' }),
     el(
       'span',
       { class: 'meta' },
+      el('span', { class: 'chk', title: 'reviewed', text: s.reviewed ? '✓' : '' }),
       el(
         'span',
         { class: 'chip' },
@@ -673,6 +673,7 @@ async function showRecording(recId, q) {
   specBox.checked = !!view.spec;
   specBox.addEventListener('change', () => {
     view.spec = specBox.checked;
+    specBox.blur(); // space stays play/pause
     view.specImg = null;
     drawTimeline();
     refreshDetail();
@@ -739,6 +740,7 @@ async function showRecording(recId, q) {
   loopBox.checked = view.loop;
   loopBox.addEventListener('change', () => {
     view.loop = loopBox.checked;
+    loopBox.blur(); // space stays play/pause
   });
   const done = rec.segments.filter((s) => s.reviewed).length;
   const count = el('span', { class: 'dim' });
