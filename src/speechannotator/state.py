@@ -206,6 +206,18 @@ class StateStore:
 
     # -- stages -------------------------------------------------------------------------
 
+    def recording_versions(self) -> dict[str, tuple]:
+        """Per recording, a value that changes whenever a run (its start or its end) or a human
+        decision touches it: (updated, status, decision count, last decision id)."""
+        try:
+            rows = self._query(
+                "SELECT r.rec, r.updated, r.status, COUNT(d.id), MAX(d.id) FROM recordings r "
+                "LEFT JOIN decisions d ON d.rec = r.rec GROUP BY r.rec"
+            )
+        except sqlite3.OperationalError:  # a read-only state written before decisions existed
+            rows = [(r, u, st, 0, None) for r, u, st in self._query("SELECT rec, updated, status FROM recordings")]
+        return {rec: tuple(rest) for rec, *rest in rows}
+
     def stage_done(self, rec: str, stage: str) -> bool:
         return bool(self._query("SELECT 1 FROM stages WHERE rec=? AND stage=?", (rec, stage)))
 

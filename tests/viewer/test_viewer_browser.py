@@ -119,8 +119,10 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
     page.select_option("#f-field", "gender")
     page.select_option("#f-flag", "edited")
+    page.wait_for_selector("#corpus th[data-key='match']:has-text('edited gender')")
     assert page.inner_text("#corpus tbody tr[data-rec='dialogue'] td:last-child") == "1"
     page.select_option("#f-field", "age")
+    page.wait_for_selector("#corpus tbody td:has-text('no recording matches')")
     assert page.query_selector("#corpus tbody tr[data-rec='dialogue']") is None
 
 
@@ -337,6 +339,50 @@ def test_zoom_scroll_spectrogram_and_dragging_a_boundary(annotated, view_server,
     assert abs(_records(out)[6]["end_time"] - (seg["end_time"] - 300)) <= ms_per_px + 1
     assert _records(out)[6]["start_time"] == seg["start_time"]
     assert page.errors == []
+
+
+def test_a_large_corpus_is_paged_sorted_and_filtered_by_the_server(annotated, page, tmp_path):
+    """Issue 27: paging for large corpora. 250 recordings (copies of the annotated one, with a
+    varying number of segments) in one state; the page shows 100 at a time."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    with StateStore(out / "state.sqlite") as store:
+        row = store.recordings()[0]
+        segs, items = store.segments("dialogue"), store.records("dialogue")
+        for n in range(249):
+            rec, keep = f"rec_{n:04d}", 1 + n % len(segs)
+            store.begin_recording(rec, row["path"], f"fp{n}", row["duration"])
+            with store.transaction() as c:
+                store.set_label_language(c, rec, "en")
+                store.write_segments(c, rec, segs[:keep])
+                store.write_records(c, rec, items[:keep])
+            store.set_status(rec, "complete")
+    server = ViewServer(out)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#corpus tbody tr")
+        assert page.inner_text("#page-info") == "1–100 of 250"
+        assert len(page.query_selector_all("#corpus tbody tr")) == 100 and page.is_disabled("#prev-page")
+        page.click("#next-page")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '101–200 of 250'")
+        assert page.eval_on_selector("#corpus tbody tr", "e => e.dataset.rec") == "rec_0099"
+        assert "250 recording(s)" in page.inner_text("#corpus-summary")
+        page.click("#corpus th[data-key='segments']")  # descending first for a number
+        page.click("#corpus th[data-key='segments']")
+        page.wait_for_selector("#corpus th.sorted.asc[data-key='segments']")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '1–100 of 250'")
+        shown = page.eval_on_selector_all(
+            "#corpus tbody tr td:nth-child(4)", "els => els.map(e => Number(e.textContent))"
+        )
+        assert shown == sorted(shown) and shown[0] == 1
+        page.fill("#f-name", "rec_012")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '1–10 of 10 matching'")
+        page.click("#corpus tbody tr[data-rec='rec_0123']")
+        page.wait_for_selector(".seg[data-index='0']")
+        assert len(page.query_selector_all(".seg")) == 1 + 123 % len(segs)
+        assert page.errors == []
+    finally:
+        server.stop()
 
 
 def test_an_annotate_rerun_keeps_human_decisions(annotated):

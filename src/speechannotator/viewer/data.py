@@ -123,14 +123,81 @@ def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
     return out
 
 
+CORPUS_PAGE = 100  # recordings per page of the corpus list
+CORPUS_SORT_KEYS = ("rec", "duration", "speakers", "segments", "status", "reviewed", *FLAGS, "match")
+
+
+class CorpusRows:
+    """The corpus list's summary rows, each computed once per version of its recording
+    (``StateStore.recording_versions``): a corpus of thousands is read in full once, then
+    only the recordings a run or a decision touched."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[tuple, dict[str, Any]]] = {}
+
+    def rows(self, store: StateStore) -> list[dict[str, Any]]:
+        versions = store.recording_versions()
+        out = []
+        for r in store.recordings():
+            version = versions.get(r["rec"])
+            cached = self._rows.get(r["rec"])
+            if cached is not None and cached[0] == version:
+                out.append(cached[1])
+                continue
+            try:
+                row = _corpus_row(store, r)
+            except Exception as exc:  # noqa: BLE001 - one recording mid-rerun must not hide the corpus
+                row = _bare_row(r, f"{exc.__class__.__name__}: {exc}")
+            if r["status"] != "running":
+                self._rows[r["rec"]] = (version, row)
+            out.append(row)
+        return out
+
+
+def corpus_page(
+    rows: list[dict[str, Any]],
+    *,
+    offset: int = 0,
+    limit: int = CORPUS_PAGE,
+    sort: str = "rec",
+    asc: bool = True,
+    name: str = "",
+    field: str = "",
+    flag: str = "relabeled",
+) -> dict[str, Any]:
+    """One page of the corpus list, filtered by name and by "segments where FIELD is FLAG",
+    sorted by a column (then by name), with the totals of the whole filtered list."""
+    if sort not in CORPUS_SORT_KEYS:
+        raise NotFound(f"cannot sort by {sort!r}; columns: {', '.join(CORPUS_SORT_KEYS)}")
+    if field and (field not in EDITABLE_FIELDS or flag not in FLAGS):
+        raise NotFound(f"no filter {field!r} / {flag!r}")
+    name = name.strip().lower()
+    kept = []
+    for r in rows:
+        match = r["per_field"][field][flag] if field else r[flag]
+        if (name and name not in r["rec"].lower()) or (field and not match):
+            continue
+        kept.append({**r, "match": match})
+    kept.sort(key=lambda r: r["rec"])
+    kept.sort(key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0), reverse=not asc)
+    offset, limit = max(0, offset), max(1, min(limit, 1000))
+    return {
+        "recordings": kept[offset : offset + limit],
+        "offset": offset,
+        "limit": limit,
+        "matched": len(kept),
+        "total": len(rows),
+        "segments": sum(r["segments"] for r in rows),
+        "reviewed": sum(r["reviewed"] for r in rows),
+        "duration": sum(r["duration"] or 0 for r in rows),
+        "fields": list(EDITABLE_FIELDS),
+        "flags": list(FLAGS),
+    }
+
+
 def corpus(store: StateStore) -> dict[str, Any]:
     """One summary row per recording the state names."""
-    rows = []
-    for r in store.recordings():
-        try:
-            rows.append(_corpus_row(store, r))
-        except Exception as exc:  # noqa: BLE001 - one recording mid-rerun must not hide the corpus
-            rows.append(_bare_row(r, f"{exc.__class__.__name__}: {exc}"))
+    rows = CorpusRows().rows(store)
     return {"recordings": rows, "fields": list(EDITABLE_FIELDS), "flags": list(FLAGS)}
 
 

@@ -99,6 +99,7 @@ class Viewer:
     _tmp: tempfile.TemporaryDirectory = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="sa-view-"))
     _audio: dict[str, tuple[Path, list[list[float]]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    corpus_rows: data.CorpusRows = field(default_factory=data.CorpusRows)
 
     @property
     def state_path(self) -> Path:
@@ -185,8 +186,24 @@ def make_app(viewer: Viewer) -> ASGIApp:
         return rec
 
     def corpus(request: Request) -> Response:
+        q = request.query_params
+        try:
+            offset, limit = int(q.get("offset", "0")), int(q.get("limit", str(data.CORPUS_PAGE)))
+        except ValueError:
+            raise EditError("offset and limit must be integers") from None
         with viewer.reader() as store:
-            return JSONResponse({**data.corpus(store), "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
+            rows = viewer.corpus_rows.rows(store)
+        page = data.corpus_page(
+            rows,
+            offset=offset,
+            limit=limit,
+            sort=q.get("sort", "rec"),
+            asc=q.get("asc", "1") != "0",
+            name=q.get("name", ""),
+            field=q.get("field", ""),
+            flag=q.get("flag", "relabeled"),
+        )
+        return JSONResponse({**page, "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
 
     def recording(request: Request) -> Response:
         rec = _rec(request)

@@ -94,13 +94,16 @@ function hashFor(view, rec, q) {
 
 // -- corpus list -------------------------------------------------------------------------
 
-const corpusState = { sort: 'rec', asc: true };
+const corpusState = { sort: 'rec', asc: true, offset: 0 };
 
+// The corpus list is paged, filtered and sorted by the server: a page of rows at a time, so
+// ten thousand recordings cost one page of DOM.
 async function showCorpus(q) {
   stopPlayback();
   player.removeAttribute('src');
   document.getElementById('crumb').textContent = '';
-  const data = await api('corpus');
+  corpusState.offset = Number(q.get('offset') || 0);
+  let data = await api('corpus', { limit: 1 }); // the vocabularies and who is reviewing
   document.getElementById('who').textContent = 'reviewer: ' + data.reviewer;
   const field = el(
     'select',
@@ -130,21 +133,32 @@ async function showCorpus(q) {
     ['failed', 'Failed', 1],
     ['edited', 'Edited', 1],
   ];
-  let columns = base;
   const head = el('tr');
   const table = el('table', { class: 'grid', id: 'corpus' }, el('thead', {}, head), body);
+  const summary = el('span', { class: 'dim', id: 'corpus-summary' });
+  const progress = el('span', { class: 'progress', id: 'corpus-progress' });
+  const pageInfo = el('span', { class: 'dim', id: 'page-info' });
+  const prev = el('button', { id: 'prev-page', text: '◂ previous' });
+  const next = el('button', { id: 'next-page', text: 'next ▸' });
 
-  function render() {
+  let asked = 0;
+  async function render() {
     const f = field.value,
       fl = flag.value,
-      name = search.value.trim().toLowerCase();
-    columns = f ? [...base, ['match', `segments with ${fl} ${f}`, 1]] : base; // the filter's own count
-    let rows = data.recordings.map((r) => ({ ...r, match: f ? r.per_field[f][fl] : r[fl] }));
-    if (name) rows = rows.filter((r) => r.rec.toLowerCase().includes(name));
-    if (f) rows = rows.filter((r) => r.match > 0);
-    const key = corpusState.sort,
-      dir = corpusState.asc ? 1 : -1;
-    rows.sort((a, b) => (a[key] > b[key] ? dir : a[key] < b[key] ? -dir : 0) || (a.rec > b.rec ? 1 : -1));
+      name = search.value.trim();
+    const mine = ++asked;
+    const params = { offset: corpusState.offset, sort: corpusState.sort, asc: corpusState.asc ? 1 : 0, flag: fl };
+    if (f) params.field = f;
+    if (name) params.name = name;
+    try {
+      data = await api('corpus', params);
+    } catch (e) {
+      toast(e.message, true);
+      return;
+    }
+    if (mine !== asked) return; // a newer filter won
+    const columns = f ? [...base, ['match', `segments with ${fl} ${f}`, 1]] : base; // the filter's own count
+    const key = corpusState.sort;
     head.replaceChildren(
       ...columns.map(([k, label, num]) =>
         el('th', {
@@ -154,13 +168,14 @@ async function showCorpus(q) {
           onclick: () => {
             corpusState.asc = corpusState.sort === k ? !corpusState.asc : k === 'rec';
             corpusState.sort = k;
+            corpusState.offset = 0;
             render();
           },
         }),
       ),
     );
     body.replaceChildren(
-      ...rows.map((r) =>
+      ...data.recordings.map((r) =>
         el(
           'tr',
           {
@@ -188,32 +203,45 @@ async function showCorpus(q) {
         ),
       ),
     );
-    if (!rows.length)
+    if (!data.recordings.length)
       body.append(el('tr', {}, el('td', { colspan: columns.length, class: 'dim', text: 'no recording matches' })));
+    summary.textContent = `${data.total} recording(s), ${fmtDur(data.duration)} in ${data.out_dir}`;
+    progress.replaceChildren(
+      el('meter', { min: 0, max: data.segments || 1, value: data.reviewed }),
+      ` ${data.reviewed} / ${data.segments} segments reviewed`,
+    );
+    const last = Math.min(data.offset + data.limit, data.matched);
+    pageInfo.textContent = data.matched
+      ? `${data.offset + 1}–${last} of ${data.matched}` + (data.matched < data.total ? ` matching` : '')
+      : '';
+    prev.disabled = data.offset <= 0;
+    next.disabled = last >= data.matched;
     const nq = new URLSearchParams();
     if (f) nq.set('field', f);
     if (f || fl !== 'relabeled') nq.set('flag', fl);
     if (name) nq.set('name', name);
+    if (data.offset) nq.set('offset', data.offset);
     history.replaceState(null, '', location.pathname + location.search + hashFor('corpus', null, nq));
   }
-  for (const c of [field, flag]) c.addEventListener('change', render);
-  search.addEventListener('input', render);
-  const total = data.recordings.reduce((a, r) => a + (r.duration || 0), 0);
-  const nSeg = data.recordings.reduce((a, r) => a + r.segments, 0),
-    nDone = data.recordings.reduce((a, r) => a + r.reviewed, 0);
+  const refilter = () => {
+    corpusState.offset = 0;
+    render();
+  };
+  for (const c of [field, flag]) c.addEventListener('change', refilter);
+  search.addEventListener('input', () => {
+    clearTimeout(search.timer);
+    search.timer = setTimeout(refilter, 150);
+  });
+  prev.addEventListener('click', () => {
+    corpusState.offset = Math.max(0, corpusState.offset - data.limit);
+    render();
+  });
+  next.addEventListener('click', () => {
+    corpusState.offset += data.limit;
+    render();
+  });
   app.replaceChildren(
-    el(
-      'div',
-      { class: 'rechead' },
-      el('h1', { text: 'Corpus' }),
-      el('span', { class: 'dim', text: `${data.recordings.length} recording(s), ${fmtDur(total)} in ${data.out_dir}` }),
-      el(
-        'span',
-        { class: 'progress', id: 'corpus-progress' },
-        el('meter', { min: 0, max: nSeg || 1, value: nDone }),
-        ` ${nDone} / ${nSeg} segments reviewed`,
-      ),
-    ),
+    el('div', { class: 'rechead' }, el('h1', { text: 'Corpus' }), summary, progress),
     el(
       'div',
       { class: 'toolbar' },
@@ -222,6 +250,10 @@ async function showCorpus(q) {
       field,
       el('label', { text: 'is' }),
       flag,
+      el('span', { class: 'spacer' }),
+      pageInfo,
+      prev,
+      next,
     ),
     table,
     el('p', {
@@ -232,7 +264,7 @@ async function showCorpus(q) {
         'Click a column to sort.',
     }),
   );
-  render();
+  await render();
 }
 
 // -- recording view ----------------------------------------------------------------------
