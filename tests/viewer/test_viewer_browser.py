@@ -172,6 +172,17 @@ def test_boundaries_typed_wrong_are_refused_and_enter_saves_keeping_focus(annota
     page.wait_for_function("() => document.getElementById('toast').textContent === 'saved start_time'")
     page.wait_for_function("() => document.activeElement && document.activeElement.dataset.field === 'start_time'")
     assert _records(out)[3]["start_time"] == seg["start_time"] + 120
+    # Value hotkeys outside the boxes: f / m set the gender, 1-5 the age, saved at once.
+    page.type(box, "5")  # in a box a key is text, not a hotkey
+    assert page.input_value(box) == str(seg["start_time"] + 120) + "5"
+    page.keyboard.press("Escape")  # drops the draft
+    page.click("#panel h2")  # focus leaves the boxes
+    gender = "female" if seg["gender"] == "male" else "male"
+    page.keyboard.press(gender[0])
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved gender'")
+    page.keyboard.press("5")
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved age'")
+    assert (_records(out)[3]["gender"], _records(out)[3]["age"]) == (gender, "elderly")
     assert page.errors == []
 
 

@@ -848,7 +848,18 @@ async function showRecording(recId, q) {
             el('kbd', { text: 'n' }),
             ' next doubtful  ',
             el('kbd', { text: 'l' }),
-            ' loop',
+            ' loop  ',
+            el('kbd', { text: 'm' }),
+            el('kbd', { text: 'f' }),
+            ' gender  ',
+            el('kbd', { text: '1' }),
+            '–',
+            el('kbd', { text: '5' }),
+            ' age  ',
+            el('kbd', { text: '+' }),
+            el('kbd', { text: '-' }),
+            el('kbd', { text: '0' }),
+            ' zoom',
           ),
         ),
       ),
@@ -899,6 +910,24 @@ function nextDoubtful() {
   }
   rest.sort((a, b) => doubt(a) - doubt(b) || a.index - b.index);
   playSegment(rest[0].index);
+}
+
+// Value hotkeys for the closed fields of the selected segment: m / f set the gender, 1-5 the
+// age (child .. elderly), saved at once like a chosen value; the vocabularies are the
+// recording's label language's (index-aligned with English).
+function valueKey(ev) {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return false;
+  const seg = view.rec.segments[view.sel];
+  if (!seg) return false;
+  const v = view.rec.vocab;
+  let field = null,
+    value = null;
+  if (ev.key === 'm' || ev.key === 'f') [field, value] = ['gender', v.gender[ev.key === 'm' ? 0 : 1]];
+  else if (/^[1-5]$/.test(ev.key)) [field, value] = ['age', v.age[Number(ev.key) - 1]];
+  if (!field) return false;
+  if (seg[field] === value) toast(`${field} is already ${value}`);
+  else save(seg, field, value, seg[field]);
+  return true;
 }
 
 async function markReviewed(seg, reviewed) {
@@ -1279,6 +1308,8 @@ document.addEventListener('keydown', (ev) => {
     if (seg) markReviewed(seg, !seg.reviewed);
   } else if (ev.key === 'n' && !ev.ctrlKey && !ev.metaKey) {
     nextDoubtful();
+  } else if (valueKey(ev)) {
+    ev.preventDefault();
   } else if ((ev.key === '+' || ev.key === '=') && !ev.ctrlKey && !ev.metaKey) {
     const seg = view.rec.segments[view.sel]; // zoom in on the selected segment, centred
     const [t0, t1] = win(),
