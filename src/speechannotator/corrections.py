@@ -22,6 +22,10 @@ EDITABLE_FIELDS: tuple[str, ...] = FIELDS + TEXT_FIELDS + BOUNDARY_FIELDS + (SPE
 # A reviewer's "checked" mark (true/false) rides the same append-only, anchored trail; it
 # changes no output value.
 REVIEWED_FIELD = "reviewed"
+# A segment removed from the output (true) or restored (false); merging two segments is the
+# first's end and transcripts extended plus the second deleted.
+DELETED_FIELD = "deleted"
+MARK_FIELDS: tuple[str, ...] = (REVIEWED_FIELD, DELETED_FIELD)  # decisions that set no output value
 # A decision re-anchors to a segment of the same raw speaker whose span overlaps the one it was
 # made on by more than this intersection-over-union: a boundary nudged by a rerun keeps it, a
 # segment split in halves or merged with a neighbour as long does not (the decision is then orphaned).
@@ -103,6 +107,8 @@ def apply_decisions(
     force = in_force(decisions)
     if not force:
         return items
+    gone = {k for (k, f), d in force.items() if f == DELETED_FIELD and d.new is True}
+    items = [(k, r) for k, r in items if k not in gone]
     by_raw: dict[str, tuple[str, str]] = {}
     for key, row in items:
         by_raw.setdefault(raw_speakers.get(key, row["speaker_id"]), (row["speaker_id"], row["speaker_name"]))
@@ -110,7 +116,7 @@ def apply_decisions(
     for key, row in items:
         row = dict(row)
         for (k, field), d in force.items():
-            if k != key or field == REVIEWED_FIELD:
+            if k != key or field in MARK_FIELDS:
                 continue
             if field == SPEAKER_FIELD:
                 if d.new not in by_raw:

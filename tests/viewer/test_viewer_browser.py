@@ -396,6 +396,50 @@ def test_a_large_corpus_is_paged_sorted_and_filtered_by_the_server(annotated, pa
         server.stop()
 
 
+def test_merge_delete_and_restore_segments(annotated, page, tmp_path):
+    """Issue 27: merging a segment with the next one of its speaker, deleting and restoring."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    before = _records(out)
+    i = next(i for i in range(len(before) - 1) if before[i]["speaker_id"] == before[i + 1]["speaker_id"])
+    j = next(j for j in range(len(before) - 1) if before[j]["speaker_id"] != before[j + 1]["speaker_id"])
+    server = ViewServer(out)
+    try:
+        _open_recording(page, server, seg=j)
+        page.keyboard.press(" ")
+        page.click("#merge-next")
+        page.wait_for_selector("#toast.error")
+        assert "only one speaker's consecutive segments merge" in page.inner_text("#toast")
+        page.click(f".seg[data-index='{i}'] .idx")
+        page.keyboard.press(" ")
+        page.wait_for_selector(f"#panel[data-key='seg_{i:05d}'] #merge-next")
+        page.click("#merge-next")
+        page.wait_for_function("() => document.getElementById('toast').textContent.startsWith('merged')")
+        after = _records(out)
+        assert len(after) == len(before) - 1
+        merged = after[i]
+        assert merged["end_time"] == before[i + 1]["end_time"] and merged["start_time"] == before[i]["start_time"]
+        assert merged["text"] == before[i]["text"] + " " + before[i + 1]["text"]
+        assert page.inner_text("#deleted summary") == "1 deleted segment(s)"
+        assert len(page.query_selector_all(".seg")) == len(before) - 1
+        # Delete the first segment, then restore it from the list of deleted ones.
+        page.click(".seg[data-index='0'] .idx")
+        page.keyboard.press(" ")
+        page.wait_for_selector("#panel[data-key='seg_00000'] #delete-seg")
+        page.click("#delete-seg")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'segment 0 deleted'")
+        assert _records(out)[0]["text"] == before[1]["text"]
+        page.click("#deleted li[data-key='seg_00000'] button")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'seg_00000 restored'")
+        assert _records(out)[0] == before[0] and len(_records(out)) == len(before) - 1
+        with StateStore(out / "state.sqlite", readonly=True) as store:
+            trail = [(d.key, d.field, d.new) for d in store.decisions("dialogue") if d.who == "tester"]
+        assert (f"seg_{i + 1:05d}", "deleted", True) in trail and ("seg_00000", "deleted", False) in trail
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
     out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]

@@ -42,6 +42,8 @@ class RecordingTrails:
         # In output JSON order, which a human boundary correction may have changed.
         order = {key: i for i, key in enumerate(final)}
         segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
+        if final:  # a segment a person deleted is not in the output, so it has no index there
+            segments = [s for s in segments if s.key in order]
         placement = placed_decisions(store, rec)
         return cls(
             rec=rec,

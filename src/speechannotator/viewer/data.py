@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
-from ..corrections import EDITABLE_FIELDS, REVIEWED_FIELD, in_force, placed_decisions, reviewed_items
+from ..corrections import (
+    DELETED_FIELD,
+    EDITABLE_FIELDS,
+    MARK_FIELDS,
+    REVIEWED_FIELD,
+    in_force,
+    placed_decisions,
+    reviewed_items,
+)
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
 from ..state import StateStore
 
@@ -57,7 +65,7 @@ def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
         if rounds and rounds[-1].status == "failed":
             out[kf].add("failed")
     for kf in in_force(placed_decisions(store, rec).placed):
-        if kf[1] != REVIEWED_FIELD:
+        if kf[1] not in MARK_FIELDS:
             out[kf].add("edited")
     return dict(out)
 
@@ -242,6 +250,18 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
         "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]),
         "segments": segments,
         "orphaned": [asdict(d) for d in placement.orphaned],
+        "deleted": [
+            {
+                "key": k,
+                "by": d.who,
+                "at": d.at,
+                "start_time": r["start_time"],
+                "end_time": r["end_time"],
+                "text": r["text"],
+            }
+            for k, r in store.records(rec)
+            if (d := force.get((k, DELETED_FIELD))) is not None and d.new is True
+        ],
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
 

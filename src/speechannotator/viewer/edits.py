@@ -7,7 +7,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..corrections import REVIEWED_FIELD, SPEAKER_FIELD, anchor_of, in_force, placed_decisions, reviewed_items
+from ..corrections import (
+    DELETED_FIELD,
+    REVIEWED_FIELD,
+    SPEAKER_FIELD,
+    TEXT_FIELDS,
+    anchor_of,
+    in_force,
+    placed_decisions,
+    reviewed_items,
+)
 from ..export.api import rerun_exports
 from ..locks import RecordingBusy, RecordingLock
 from ..output.decisions import EditContext, EditError, validate_edit
@@ -129,3 +138,59 @@ def _recompose(store: StateStore, rec: str, key: str, anchor, made: int, field: 
         if (d is not None and d.who != RECOMPOSER) or text == row[f]:
             continue
         store.add_decision(rec, key, f, row[f], text, RECOMPOSER, f"after decision #{made} ({field})", anchor)
+
+
+def delete_segment(state_path: Path, out_dir: Path, rec: str, key: str, deleted: bool, who: str) -> None:
+    """Remove segment ``key`` from the output (``deleted``) or restore it, as a decision by ``who``."""
+    with _writable(state_path, out_dir, rec) as (store, _):
+        segs = {s.key: s for s in store.segments(rec)}
+        if key not in segs:
+            raise NotFound(f"no segment {key!r} in {rec!r}")
+        d = in_force(placed_decisions(store, rec).placed).get((key, DELETED_FIELD))
+        old = d.new if d is not None else False
+        if old is deleted:
+            raise EditError(f"{key} is {'already deleted' if deleted else 'not deleted'}")
+        store.add_decision(rec, key, DELETED_FIELD, old, deleted, who, "", anchor_of(segs[key]))
+        write_output(store, out_dir, rec)
+    rerun_exports(out_dir)
+
+
+def merge_with_next(state_path: Path, out_dir: Path, rec: str, key: str, who: str) -> dict[str, Any]:
+    """Join segment ``key`` and the next one in time, which must be of the same speaker: the
+    first takes the second's end and both transcripts, the second is deleted. Returns the
+    merged row. Each part is a decision of its own in the trail (note: "merge #N")."""
+    with _writable(state_path, out_dir, rec) as (store, row):
+        items = reviewed_items(store, rec)
+        pos = next((i for i, (k, _) in enumerate(items) if k == key), None)
+        if pos is None:
+            raise NotFound(f"no segment {key!r} in {rec!r}")
+        if pos + 1 >= len(items):
+            raise EditError(f"{key} is the last segment: nothing follows it to merge with")
+        (_, first), (nxt, second) = items[pos], items[pos + 1]
+        if first["speaker_id"] != second["speaker_id"]:
+            raise EditError(
+                f"the next segment ({nxt}) is {second['speaker_id']}'s, not {first['speaker_id']}'s: "
+                "only one speaker's consecutive segments merge"
+            )
+        segs = {s.key: s for s in store.segments(rec)}
+        ctx = EditContext(
+            label_lang=store.label_language(rec),
+            duration_ms=int(round(1000 * (row["duration"] or 0))),
+            speakers=tuple(sorted({s.speaker for s in segs.values()})),
+            others=tuple((k, r["start_time"], r["end_time"], r["speaker_id"]) for k, r in items if k not in (key, nxt)),
+        )
+        end = validate_edit("end_time", max(first["end_time"], second["end_time"]), first, ctx)
+        force = in_force(placed_decisions(store, rec).placed)
+        made = store.add_decision(rec, nxt, DELETED_FIELD, False, True, who, f"merged into {key}", anchor_of(segs[nxt]))
+        note = f"merge #{made}"
+        if end != first["end_time"]:
+            store.add_decision(rec, key, "end_time", first["end_time"], end, who, note, anchor_of(segs[key]))
+        for f in TEXT_FIELDS:
+            joined = " ".join(t for t in (first[f], second[f]) if t)
+            if joined != first[f]:
+                store.add_decision(rec, key, f, first[f], joined, who, note, anchor_of(segs[key]))
+        _recompose(store, rec, key, anchor_of(segs[key]), made, "text", force)
+        write_output(store, out_dir, rec)
+        merged = dict(reviewed_items(store, rec))[key]
+    rerun_exports(out_dir)
+    return merged

@@ -31,7 +31,7 @@ from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
 from . import audioview, data
-from .edits import Conflict, apply_edit, mark_reviewed
+from .edits import Conflict, apply_edit, delete_segment, mark_reviewed, merge_with_next
 
 log = logging.getLogger(__name__)
 
@@ -315,6 +315,34 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True, "added": added})
 
+    async def structural(request: Request) -> Response:
+        """Delete or restore a segment ({"deleted": bool}) or merge it with the next ("/api/merge")."""
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
+            return _error(400, "the body must hold rec and key strings")
+        merge = request.url.path.endswith("/merge")
+        if not merge and not isinstance(body.get("deleted"), bool):
+            return _error(400, "deleted must be true or false")
+        args = (viewer.state_path, viewer.out_dir, body["rec"], body["key"])
+        try:
+            if merge:
+                row = await run_in_threadpool(merge_with_next, *args, viewer.reviewer)
+                return JSONResponse({"ok": True, "row": row})
+            await run_in_threadpool(delete_segment, *args, body["deleted"], viewer.reviewer)
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except EditError as exc:
+            return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("structural edit failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
+        return JSONResponse({"ok": True})
+
     app = Starlette(
         routes=[
             Route("/", index),
@@ -328,6 +356,8 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/spectrogram", guarded(spectrogram)),
             Route("/api/edit", edit, methods=["POST"]),
             Route("/api/review", review, methods=["POST"]),
+            Route("/api/delete", structural, methods=["POST"]),
+            Route("/api/merge", structural, methods=["POST"]),
         ]
     )
     return TokenGuard(app, viewer.token)

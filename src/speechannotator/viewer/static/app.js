@@ -817,6 +817,7 @@ async function showRecording(recId, q) {
       ),
       rec.audio_error ? el('p', { class: 'card', text: 'audio unavailable: ' + rec.audio_error }) : null,
       orphanedList(rec),
+      deletedList(rec),
       el(
         'div',
         { class: 'card timeline' },
@@ -928,6 +929,44 @@ function valueKey(ev) {
   if (seg[field] === value) toast(`${field} is already ${value}`);
   else save(seg, field, value, seg[field]);
   return true;
+}
+
+// Delete / restore a segment, or merge it with the next one (same speaker); then redraw on `keep`.
+async function structural(path, body, message, keep) {
+  try {
+    await api(path, null, { rec: view.rec.rec, ...body });
+    toast(message);
+    const q = new URLSearchParams(view.q);
+    if (keep) q.set('seg', keep);
+    await showRecording(view.rec.rec, q);
+  } catch (e) {
+    toast(e.message, true);
+  }
+}
+
+function deletedList(rec) {
+  if (!rec.deleted || !rec.deleted.length) return null;
+  return el(
+    'details',
+    { class: 'card deleted', id: 'deleted', open: true },
+    el('summary', { text: `${rec.deleted.length} deleted segment(s)` }),
+    el(
+      'ul',
+      {},
+      rec.deleted.map((d) =>
+        el(
+          'li',
+          { 'data-key': d.key },
+          el('button', {
+            text: 'restore',
+            onclick: () => structural('delete', { key: d.key, deleted: false }, `${d.key} restored`, d.key),
+          }),
+          ` ${d.key} ${fmtTime(d.start_time / 1000)}–${fmtTime(d.end_time / 1000)} “${d.text}” `,
+          el('span', { class: 'dim', text: `deleted by ${d.by}, ${utc(d.at)} UTC` }),
+        ),
+      ),
+    ),
+  );
 }
 
 async function markReviewed(seg, reviewed) {
@@ -1245,6 +1284,21 @@ async function showPanel(seg) {
         class: seg.reviewed ? 'done' : 'primary',
         text: seg.reviewed ? '✓ reviewed (undo)' : 'mark reviewed',
         onclick: () => markReviewed(seg, !seg.reviewed),
+      }),
+      el('button', {
+        id: 'merge-next',
+        title: 'join with the next segment (same speaker)',
+        text: 'merge with next',
+        onclick: () => structural('merge', { key: seg.key }, `merged segment ${seg.index} with the next`, seg.key),
+      }),
+      el('button', {
+        id: 'delete-seg',
+        title: 'remove from the output (restorable)',
+        text: 'delete',
+        onclick: () => {
+          const near = view.rec.segments[seg.index + 1] || view.rec.segments[seg.index - 1];
+          structural('delete', { key: seg.key, deleted: true }, `segment ${seg.index} deleted`, near && near.key);
+        },
       }),
     ),
     el(
