@@ -508,13 +508,22 @@ def _get(server, path: str, headers: dict | None = None, method: str = "GET", bo
 
 def test_token_is_required_and_only_named_files_are_served(annotated, view_server):
     s, tok = view_server, view_server.token
-    for path in ("/", "/static/app.js", "/api/corpus", "/api/audio?rec=dialogue", "/api/output?rec=dialogue"):
+    for path in (
+        "/",
+        "/static/app.js",
+        "/api/corpus",
+        "/api/audio?rec=dialogue",
+        "/api/output?rec=dialogue",
+        "/api/peaks?rec=dialogue&t0=0&t1=1&columns=10",
+        "/api/spectrogram?rec=dialogue&t0=0&t1=1&columns=10",
+    ):
         assert _get(s, path)[0] == 403, path
         assert _get(s, path + ("&" if "?" in path else "?") + "token=wrong" + tok[5:])[0] == 403, path
     assert _get(s, f"/api/corpus?token={tok}")[0] == 200
     edit = json.dumps({"rec": "dialogue", "key": "seg_00000", "field": "age", "value": "elderly"}).encode()
     # A state change needs the token in a header (a cross-site form cannot send one).
-    assert _get(s, f"/api/edit?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
+    for route in ("edit", "review", "delete", "merge"):
+        assert _get(s, f"/api/{route}?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
     for path in (
         "/static/../state.sqlite",
         "/static/..%2Fstate.sqlite",
