@@ -116,7 +116,7 @@ def test_labelstudio_round_trip_lands_in_the_audit_trail_and_the_json(annotated,
     assert all(d.note == "Label Studio annotation 7" and d.anchor is not None for d in mine)
     # Importing the same file again changes nothing.
     res = CliRunner().invoke(main, ["import", "labelstudio", str(export), str(out)])
-    assert res.exit_code == 0 and "0 decision(s) recorded" in res.output
+    assert res.exit_code == 0 and "0 decision(s) recorded" in res.output and "1 skipped" in res.output
     assert _records(out) == after
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "tasks"}')

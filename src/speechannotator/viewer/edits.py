@@ -72,6 +72,8 @@ def apply_edit(
         force = in_force(placed_decisions(store, rec).placed)
         d = force.get((key, field))
         old = (d.new if d is not None else raw[key]) if field == SPEAKER_FIELD else items[key][field]
+        if new == old:  # also when another reviewer saved this very value meanwhile
+            raise EditError(f"{field} is already {new!r}")
         if expect is not _NO_EXPECTATION and expect != old:
             by = d.who if d is not None else None
             raise Conflict(
@@ -80,8 +82,6 @@ def apply_edit(
                 old,
                 by,
             )
-        if new == old:
-            raise EditError(f"{field} is already {new!r}")
         anchor = anchor_of(segs[key])
         made = store.add_decision(rec, key, field, old, new, who, note, anchor)
         if field in RECOMPOSE_AFTER:
