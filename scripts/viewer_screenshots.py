@@ -55,6 +55,8 @@ def main() -> None:
             page.wait_for_selector(f".seg[data-index='{args.segment}']")
             page.click(f".seg[data-index='{args.segment}'] .idx")
             page.wait_for_selector(f"[data-field-card='{args.field}']")
+            page.check("#spec")  # the spectrogram band under the waveform
+            page.wait_for_function("() => view.specImg")
             page.wait_for_timeout(1200)  # let the segment play a little: the playhead moves on
             page.keyboard.press(" ")
             page.click(f"[data-field-card='{args.field}'] summary")

@@ -19,7 +19,7 @@ from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
-from .viewer.cli import view
+from .viewer.cli import import_group, view
 
 INTERRUPTED = 130  # the shell's code for a command ended by SIGINT (128 + 2)
 
@@ -343,6 +343,7 @@ main.add_command(eval_group)
 main.add_command(bench_group)
 main.add_command(explain)
 main.add_command(view)
+main.add_command(import_group)
 
 if __name__ == "__main__":
     main()

@@ -148,6 +148,18 @@ class Verdict:
     request: str = ""  # the field-specific revision request when not accepted
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """The machine segment a human decision was made on: its span (seconds), raw speaker and
+    transcript. Keys are positions in the segment table, so after a rerun the decision follows
+    this span and speaker, not the key (``corrections.place_decisions``)."""
+
+    start: float
+    end: float
+    speaker: str
+    text: str = ""
+
+
 @dataclass
 class Decision:
     """A human correction of one segment's field, transcript, speaker or boundary.
@@ -155,6 +167,8 @@ class Decision:
     Decisions are appended, never updated: the latest one per (key, field) is in force and
     the earlier ones stay as the audit trail. ``old`` and ``new`` are output-JSON values
     (strings, or integer milliseconds for a boundary; a raw speaker label for ``speaker``).
+    ``key`` is the segment it was made on; ``anchor`` (None for decisions recorded before
+    anchors existed) that segment's span, speaker and text then.
     """
 
     id: int
@@ -165,3 +179,4 @@ class Decision:
     who: str
     at: float
     note: str = ""
+    anchor: Anchor | None = None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .records import Contract, Decision, Evidence, Prediction, Segment, Verdict
+from .records import Anchor, Contract, Decision, Evidence, Prediction, Segment, Verdict
 from .schema import LabelLanguage
 
 STATE_FILE = "state.sqlite"  # its name in an output folder, next to the JSON outputs
@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE TABLE IF NOT EXISTS decisions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, rec TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL,
-    old TEXT NOT NULL, new TEXT NOT NULL, who TEXT NOT NULL, at REAL NOT NULL, note TEXT NOT NULL DEFAULT ''
+    old TEXT NOT NULL, new TEXT NOT NULL, who TEXT NOT NULL, at REAL NOT NULL, note TEXT NOT NULL DEFAULT '',
+    anchor TEXT NOT NULL DEFAULT ''
 );
 """
 # The audit trail refuses updates and deletes in the database itself (one statement each).
@@ -126,6 +127,10 @@ class StateStore:
             columns = {row[1] for row in c.execute("PRAGMA table_info(recordings)")}
             if "label_language" not in columns:  # a version-1 state
                 c.execute("ALTER TABLE recordings ADD COLUMN label_language TEXT")
+            if "anchor" not in {row[1] for row in c.execute("PRAGMA table_info(decisions)")}:
+                c.execute(
+                    "ALTER TABLE decisions ADD COLUMN anchor TEXT NOT NULL DEFAULT ''"
+                )  # decisions before anchors
             c.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
@@ -200,6 +205,18 @@ class StateStore:
         return [dict(zip(keys, r)) for r in rows]
 
     # -- stages -------------------------------------------------------------------------
+
+    def recording_versions(self) -> dict[str, tuple]:
+        """Per recording, a value that changes whenever a run (its start or its end) or a human
+        decision touches it: (updated, status, decision count, last decision id)."""
+        try:
+            rows = self._query(
+                "SELECT r.rec, r.updated, r.status, COUNT(d.id), MAX(d.id) FROM recordings r "
+                "LEFT JOIN decisions d ON d.rec = r.rec GROUP BY r.rec"
+            )
+        except sqlite3.OperationalError:  # a read-only state written before decisions existed
+            rows = [(r, u, st, 0, None) for r, u, st in self._query("SELECT rec, updated, status FROM recordings")]
+        return {rec: tuple(rest) for rec, *rest in rows}
 
     def stage_done(self, rec: str, stage: str) -> bool:
         return bool(self._query("SELECT 1 FROM stages WHERE rec=? AND stage=?", (rec, stage)))
@@ -330,21 +347,46 @@ class StateStore:
 
     # -- human decisions (append-only audit trail) ---------------------------------------
 
-    def add_decision(self, rec: str, key: str, field: str, old: Any, new: Any, who: str, note: str = "") -> int:
+    def add_decision(
+        self,
+        rec: str,
+        key: str,
+        field: str,
+        old: Any,
+        new: Any,
+        who: str,
+        note: str = "",
+        anchor: Anchor | None = None,
+    ) -> int:
         """Append one human decision; returns its id. Nothing earlier is changed."""
         with self.transaction() as c:
             cur = c.execute(
-                "INSERT INTO decisions (rec, key, field, old, new, who, at, note) VALUES (?,?,?,?,?,?,?,?)",
-                (rec, key, field, _dump(old), _dump(new), who, time.time(), note),
+                "INSERT INTO decisions (rec, key, field, old, new, who, at, note, anchor) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    rec,
+                    key,
+                    field,
+                    _dump(old),
+                    _dump(new),
+                    who,
+                    time.time(),
+                    note,
+                    _dump(asdict(anchor)) if anchor else "",
+                ),
             )
             return int(cur.lastrowid)
 
     def decisions(self, rec: str) -> list[Decision]:
         """Every human decision on a recording, oldest first."""
+        cols = "id, key, field, old, new, who, at, note"
         try:
-            rows = self._query(
-                "SELECT id, key, field, old, new, who, at, note FROM decisions WHERE rec=? ORDER BY id", (rec,)
-            )
+            try:
+                rows = self._query(f"SELECT {cols}, anchor FROM decisions WHERE rec=? ORDER BY id", (rec,))
+            except sqlite3.OperationalError:  # a read-only state written before anchors existed
+                rows = [(*r, "") for r in self._query(f"SELECT {cols} FROM decisions WHERE rec=? ORDER BY id", (rec,))]
         except sqlite3.OperationalError:  # a read-only state written before decisions existed
             return []
-        return [Decision(i, k, f, json.loads(o), json.loads(n), w, a, note) for i, k, f, o, n, w, a, note in rows]
+        return [
+            Decision(i, k, f, json.loads(o), json.loads(n), w, a, note, Anchor(**json.loads(an)) if an else None)
+            for i, k, f, o, n, w, a, note, an in rows
+        ]

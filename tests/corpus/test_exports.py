@@ -173,7 +173,7 @@ def test_labelstudio_tasks_with_predictions(annotated, tmp_path):
     assert len(tasks) == 5
     first = tasks[0]
     result = first["predictions"][0]["result"]
-    assert {r["type"] for r in result} == {"labels", "textarea"}
+    assert {r["type"] for r in result} == {"labels", "textarea", "choices"}
     assert [r["value"]["labels"] for r in result if r["type"] == "labels"] == [["spk_01"], ["spk_02"]]
     assert first["data"]["audio"].startswith("/data/local-files/?d=")
     config = (dest / "config.xml").read_text()

@@ -63,6 +63,24 @@ def test_edits_are_validated_against_the_schema():
             validate_edit(field, value, row, CTX_EN)
 
 
+def test_boundaries_must_be_numbers_and_may_not_create_an_overlap_of_one_voice():
+    row = _row(4000, 5000, "spk_01", "Speaker1")
+    others = (("seg_a", 1000, 3000, "spk_01"), ("seg_b", 3500, 3900, "spk_02"), ("seg_c", 6000, 7000, "spk_02"))
+    ctx = EditContext(label_lang="en", duration_ms=10_000, speakers=("A", "B"), others=others)
+    assert validate_edit("start_time", " 3950 ", row, ctx) == 3950  # a typed string; overlaps seg_b's end only
+    assert validate_edit("end_time", 6500, row, ctx) == 6500  # two speakers may overlap
+    for field, value, why in [
+        ("start_time", "", "is empty"),
+        ("start_time", "4 s", "not a number"),
+        ("end_time", float("inf"), "finite"),
+        ("end_time", float("nan"), "finite"),
+        ("start_time", 2500, "overlap seg_a"),
+        ("start_time", 3400, "cover the whole of seg_b"),
+    ]:
+        with pytest.raises(EditError, match=why):
+            validate_edit(field, value, row, ctx)
+
+
 def test_decisions_apply_latest_first_and_move_segments_between_speakers():
     items = [
         ("seg_0", _row(0, 1000, "spk_01", "Speaker1")),
@@ -162,3 +180,60 @@ def test_a_correction_writes_every_recorded_export_again(annotated, tmp_path):
     texts = [json.loads(line)["text"] for line in dest.read_text(encoding="utf-8").splitlines()]
     assert "A corrected transcript." in texts
     assert json.loads((out / "dialogue.json").read_text(encoding="utf-8"))[0]["text"] == "A corrected transcript."
+
+
+def _state_with(path, segs):
+    """A state whose segment table and records are `segs` [(start s, end s, raw speaker, text)]."""
+    from speechannotator.records import Segment
+
+    store = StateStore(path)
+    if store.status("r") is None:
+        store.begin_recording("r", "/x.wav", "fp", 10.0)
+    keyed = [(f"seg_{i:05d}", *s) for i, s in enumerate(segs)]
+    with store.transaction() as c:
+        store.set_label_language(c, "r", "en")
+        store.write_segments(c, "r", [Segment(k, a, b, spk, t) for k, a, b, spk, t in keyed])
+        store.write_records(
+            c, "r", [(k, _row(int(a * 1000), int(b * 1000), "spk_01", "Speaker1", t)) for k, a, b, _, t in keyed]
+        )
+    store.set_status("r", "complete")
+    return store
+
+
+def test_a_decision_follows_its_utterance_when_keys_shift_and_is_orphaned_when_it_is_gone(tmp_path):
+    from speechannotator.agents.explain import explain
+    from speechannotator.corrections import reviewed_items
+    from speechannotator.viewer.edits import apply_edit
+
+    first = [(0.0, 1.0, "A", "one"), (1.5, 2.5, "B", "two"), (3.0, 4.0, "A", "three")]
+    _state_with(tmp_path / "state.sqlite", first).close()
+    apply_edit(tmp_path / "state.sqlite", tmp_path, "r", "seg_00002", "text", "three, corrected", "ann")
+    apply_edit(tmp_path / "state.sqlite", tmp_path, "r", "seg_00001", "gender", "female", "ann")
+    (d_text, d_gender) = [
+        d for d in StateStore(tmp_path / "state.sqlite", readonly=True).decisions("r") if d.who == "ann"
+    ]
+    assert (d_text.anchor.start, d_text.anchor.end, d_text.anchor.speaker, d_text.anchor.text) == (
+        3.0,
+        4.0,
+        "A",
+        "three",
+    )
+    # A rerun finds one more utterance at the start: every key shifts by one, "three" is seg_00003
+    # now (its boundaries nudged); "two" was split in two, so its decision has no segment any more.
+    rerun = [
+        (0.0, 0.4, "B", "new"),
+        (0.5, 1.0, "A", "one"),
+        (1.5, 2.0, "B", "tw"),
+        (2.0, 2.5, "B", "o"),
+        (3.02, 4.0, "A", "three"),
+    ]
+    with _state_with(tmp_path / "state.sqlite", rerun) as store:
+        rows = dict(reviewed_items(store, "r"))
+        assert rows["seg_00004"]["text"] == "three, corrected"
+        assert [r["text"] for r in rows.values()] == ["new", "one", "tw", "o", "three, corrected"]
+        assert all(r["gender"] == "male" for r in rows.values())  # never applied to another utterance
+        text = explain(store, "r", 4, "text")
+        assert "human decision #1 by ann" in text and text.rstrip().endswith("final: three, corrected")
+        text = explain(store, "r", 2, "gender")
+        assert "orphaned human decision #" in text and "by ann" in text and "1.500-2.500 s, speaker B: two" in text
+        assert text.rstrip().endswith("final: male")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import urllib.parse
 
 from click.testing import CliRunner
-from viewer_helpers import XSS_INDEX, annotate_example
+from viewer_helpers import XSS_INDEX, ViewServer, annotate_example
 
 from speechannotator.agents.cli import explain_command
 from speechannotator.state import StateStore
@@ -88,7 +89,8 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     page.wait_for_selector("#audit li")
     page.fill("textarea[data-field='text']", "and mister john dashwood had then leisure to consider")
     page.click("[data-save='text']")
-    page.wait_for_function("() => document.querySelectorAll('#audit li').length === 2")
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved text'")
+    page.wait_for_selector("#audit li:has-text('leisure to consider')")
     page.reload()
     page.wait_for_selector("#audit li")
     assert page.eval_on_selector("[data-field-card='gender'] select", "e => e.value") == other
@@ -97,7 +99,7 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     assert after["gender"] == other and after["text"].endswith("leisure to consider")
     assert after["text_and_paralanguage"] == after["text"]
     with StateStore(out / "state.sqlite", readonly=True) as store:
-        trail = [d for d in store.decisions("dialogue") if d.key == "seg_00001"]
+        trail = [d for d in store.decisions("dialogue") if d.key == "seg_00001" and d.who == "tester"]
     assert [(d.field, d.old, d.new, d.who) for d in trail] == [
         ("gender", before["gender"], other, "tester"),
         ("text", before["text"], after["text"], "tester"),
@@ -111,14 +113,16 @@ def test_an_edit_survives_reload_and_lands_in_the_json_and_the_audit_trail(annot
     page.wait_for_function("() => window.__status !== undefined")
     assert page.evaluate("window.__status") == 400
     with StateStore(out / "state.sqlite", readonly=True) as store:
-        assert len(store.decisions("dialogue")) == 2
+        assert len([d for d in store.decisions("dialogue") if d.who == "tester"]) == 2
     # The corpus list filters by field and kind: one segment with an edited gender, none with an edited age.
     page.goto(view_server.url)
     page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
     page.select_option("#f-field", "gender")
     page.select_option("#f-flag", "edited")
+    page.wait_for_selector("#corpus th[data-key='match']:has-text('edited gender')")
     assert page.inner_text("#corpus tbody tr[data-rec='dialogue'] td:last-child") == "1"
     page.select_option("#f-field", "age")
+    page.wait_for_selector("#corpus tbody td:has-text('no recording matches')")
     assert page.query_selector("#corpus tbody tr[data-rec='dialogue']") is None
 
 
@@ -136,7 +140,7 @@ def test_speaker_and_boundary_corrections(annotated, view_server, page):
     page.wait_for_selector("#audit li")
     page.fill("input[data-field='end_time']", str(rows[last]["end_time"] - 250))
     page.click("[data-save='end_time']")
-    page.wait_for_function("() => document.querySelectorAll('#audit li').length === 2")
+    page.wait_for_selector("#audit li:has-text('end_time')")
     after = _records(out)[last]
     assert (after["speaker_id"], after["speaker_name"]) == (target["speaker_id"], target["speaker_name"])
     assert after["end_time"] == rows[last]["end_time"] - 250
@@ -148,6 +152,294 @@ def test_speaker_and_boundary_corrections(annotated, view_server, page):
     assert _records(out)[last]["end_time"] == after["end_time"]
 
 
+def test_boundaries_typed_wrong_are_refused_and_enter_saves_keeping_focus(annotated, view_server, page):
+    """Issue 27, defect 2: an emptied start box was saved as 0 ms."""
+    out = annotated[0]
+    rows = _records(out)
+    seg = rows[3]
+    assert rows[1]["speaker_id"] == seg["speaker_id"]
+    _open_recording(page, view_server, seg=3)
+    box = "input[data-field='start_time']"
+    for typed, reason in (("", "is empty"), ("12s", "not a number"), ("9000", "would overlap seg_00001")):
+        page.fill(box, typed)
+        page.click("[data-save='start_time']")
+        page.wait_for_function("r => document.getElementById('toast').textContent.includes(r)", arg=reason)
+        assert "error" in page.get_attribute("#toast", "class")
+        assert _records(out)[3]["start_time"] == seg["start_time"]
+    # Keyboard only: Enter saves, and the cursor stays in the box for the next correction.
+    page.fill(box, str(seg["start_time"] + 120))
+    page.press(box, "Enter")
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved start_time'")
+    page.wait_for_function("() => document.activeElement && document.activeElement.dataset.field === 'start_time'")
+    assert _records(out)[3]["start_time"] == seg["start_time"] + 120
+    # Value hotkeys outside the boxes: f / m set the gender, 1-5 the age, saved at once.
+    page.type(box, "5")  # in a box a key is text, not a hotkey
+    assert page.input_value(box) == str(seg["start_time"] + 120) + "5"
+    page.keyboard.press("Escape")  # drops the draft
+    page.click("#panel h2")  # focus leaves the boxes
+    gender = "female" if seg["gender"] == "male" else "male"
+    page.keyboard.press(gender[0])
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved gender'")
+    page.keyboard.press("5")
+    page.wait_for_function("() => document.getElementById('toast').textContent === 'saved age'")
+    assert (_records(out)[3]["gender"], _records(out)[3]["age"]) == (gender, "elderly")
+    assert page.errors == []
+
+
+def test_a_stale_save_is_refused_and_typed_values_are_kept(annotated, view_server, browser):
+    """Issue 27, defects 4 and 5: two reviewers on one segment; a draft outlives other saves."""
+    out = annotated[0]
+    pages = []
+    for _ in range(2):
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        pages.append(context.new_page())
+    first, second = pages
+    for pg in pages:
+        _open_recording(pg, view_server, seg=4)
+    first.fill("textarea[data-field='text']", "The first reviewer's words.")
+    first.click("[data-save='text']")
+    first.wait_for_function("() => document.getElementById('toast').textContent === 'saved text'")
+    second.fill("textarea[data-field='text']", "The second reviewer's words.")
+    second.click("[data-save='text']")  # this page still shows the machine's transcript
+    second.wait_for_selector("[data-conflict='text']")
+    assert "The first reviewer's words." in second.inner_text("[data-conflict='text']")
+    assert "since this page loaded it" in second.inner_text("#toast")
+    assert second.eval_on_selector("textarea[data-field='text']", "e => e.value") == "The second reviewer's words."
+    assert _records(out)[4]["text"] == "The first reviewer's words."
+    # Typed but unsaved: kept when another field is saved, kept over a reload, and leaving asks first.
+    second.fill("[data-field-card='tone'] input", "an unsaved tone")
+    second.select_option("[data-field-card='age'] select", "elderly")
+    second.click("[data-save='age']")
+    second.wait_for_function("() => document.getElementById('toast').textContent === 'saved age'")
+    assert second.eval_on_selector("[data-field-card='tone'] input", "e => e.value") == "an unsaved tone"
+    second.reload()
+    second.wait_for_selector("[data-field-card='tone'] .editor.draft")
+    assert second.eval_on_selector("[data-field-card='tone'] input", "e => e.value") == "an unsaved tone"
+    asked = []
+    second.on("dialog", lambda d: (asked.append(d.type), d.dismiss()))
+    second.click("[data-field-card='tone'] input")  # a gesture: browsers ask only after one
+    second.close(run_before_unload=True)
+    first.wait_for_timeout(500)
+    assert asked == ["beforeunload"]
+    assert _records(out)[4]["tone"] != "an unsaved tone"
+    first.context.close()
+
+
+def test_reviewed_marks_progress_doubtful_order_loop_and_speed(annotated, view_server, page):
+    """Issue 27's reviewer tools: mark reviewed (r) with progress per recording and corpus, the
+    list ordered by a field's confidence, "next doubtful" (n), loop and playback speed."""
+    out = annotated[0]
+    json_before = (out / "dialogue.json").read_bytes()
+    with StateStore(out / "state.sqlite", readonly=True) as store:
+        conf = {k: round(p.confidence, 3) for (k, f), p in store.predictions("dialogue").items() if f == "gender"}
+    _open_recording(page, view_server, seg=0)
+    index = dict(page.eval_on_selector_all(".seg", "els => els.map(e => [e.dataset.key, Number(e.dataset.index)])"))
+    page.select_option("#sort", "gender")
+    shown = page.eval_on_selector_all(".seg", "els => els.map(e => e.dataset.key)")
+    assert shown == sorted(index, key=lambda k: (conf[k], index[k]))
+    n = len(index)
+    page.click(".seg[data-index='0'] .idx")
+    page.keyboard.press("n")  # the least confident gender other than the one shown
+    doubtful = next(k for k in shown if index[k] != 0)
+    page.wait_for_selector(f"#panel[data-key='{doubtful}']")
+    page.keyboard.press("r")
+    page.wait_for_function(f"() => document.getElementById('progress').textContent.includes('1 / {n} reviewed')")
+    assert page.inner_text(f".seg[data-key='{doubtful}'] .chk") == "✓"
+    page.keyboard.press("n")  # reviewed ones are passed over
+    page.wait_for_selector(f"#panel[data-key='{next(k for k in shown if k != doubtful)}']")
+    page.goto(view_server.url)
+    row = page.wait_for_selector("#corpus tbody tr[data-rec='dialogue']")
+    assert row.query_selector_all("td")[5].inner_text() == f"1 / {n}"
+    assert f"1 / {n} segments reviewed" in page.inner_text("#corpus-progress")
+    assert (out / "dialogue.json").read_bytes() == json_before  # a mark changes no output value
+    # Loop the shortest segment at double speed: it plays its span again until paused.
+    rows = _records(out)
+    short = min(range(n), key=lambda i: rows[i]["end_time"] - rows[i]["start_time"])
+    _open_recording(page, view_server)
+    page.select_option("#speed", "2")
+    page.keyboard.press("l")
+    assert page.evaluate("player.playbackRate") == 2 and page.is_checked("#loop")
+    page.click(f".seg[data-index='{short}'] .txt")
+    page.wait_for_function("() => (view.loops || 0) >= 2 && !player.paused", timeout=20000)
+    t = page.evaluate("player.currentTime") * 1000
+    assert rows[short]["start_time"] - 5 <= t <= rows[short]["end_time"] + 150
+    page.keyboard.press(" ")
+    page.wait_for_function("() => player.paused")
+    assert page.errors == []
+
+
+_EDGE_XY = """([t, lane]) => { const c = document.getElementById('timeline'), r = c.getBoundingClientRect(),
+    L = layout(c), [t0, t1] = win();
+    return [r.left + L.G + (t - t0) / (t1 - t0) * (r.width - L.G),
+            r.top + L.lanesY + lane * L.laneH + L.laneH / 2]; }"""
+
+
+def test_zoom_scroll_spectrogram_and_dragging_a_boundary(annotated, view_server, page):
+    """Issue 27's waveform tools: zoom (buttons, keys, Ctrl+wheel) with detailed peaks of the
+    window, scrolling, the spectrogram band, and dragging the selected segment's edge."""
+    out = annotated[0]
+    asked = []
+    page.on("request", lambda r: ("/api/peaks" in r.url or "/api/spectrogram" in r.url) and asked.append(r.url))
+    _open_recording(page, view_server, seg=6)
+    dur = page.evaluate("view.rec.duration")
+    assert page.evaluate("view.win") is None and page.is_disabled("#scroll")
+    for _ in range(3):
+        page.click("#zoom-in")
+    t0, t1 = page.evaluate("view.win")
+    assert abs((t1 - t0) - dur / 8) < 1e-6
+    page.wait_for_function(
+        "() => view.detail && Math.abs(view.detail.t1 - view.detail.t0 - view.rec.duration / 8) < 1e-6"
+    )
+    assert any("/api/peaks" in u for u in asked)
+    cols = page.evaluate("view.detail.peaks.length")
+    assert cols > 1000  # columns of the window, where the whole recording had 1,600 for all of it
+    # Wheel scrolls the zoomed window; Ctrl+wheel zooms around the pointer; 0 shows it whole.
+    box = page.query_selector("#timeline").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
+    page.mouse.wheel(0, 300)
+    page.wait_for_function(f"() => view.win[0] > {t0 + 0.1}")
+    s0, s1 = page.evaluate("view.win")
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -100)
+    page.keyboard.up("Control")
+    z0, z1 = page.evaluate("view.win")
+    assert abs((z1 - z0) - 0.8 * (s1 - s0)) < 1e-6 and s0 < z0 and z1 < s1
+    page.keyboard.press("0")
+    assert page.evaluate("view.win") is None
+    # Clicking a segment of a zoomed view keeps it in view.
+    page.click("#zoom-in")
+    page.click("#zoom-in")
+    rows = _records(out)
+    page.click(".seg[data-index='0'] .txt")
+    w0, w1 = page.evaluate("view.win")
+    assert w0 <= rows[0]["start_time"] / 1000 <= w1
+    page.keyboard.press(" ")
+    # The spectrogram band: fetched for the window and drawn in colour.
+    page.check("#spec")
+    page.wait_for_function("() => view.specImg !== null && view.specImg !== undefined")
+    assert any("/api/spectrogram" in u for u in asked)
+    colours = page.evaluate("""() => { const c = document.getElementById('timeline'), L = layout(c),
+        dpr = window.devicePixelRatio || 1, d = c.getContext('2d').getImageData(Math.round((L.G + 5) * dpr),
+        Math.round((L.waveH + 5) * dpr), Math.round((L.W - L.G - 10) * dpr), Math.round((L.specH - 10) * dpr)).data;
+        const seen = new Set();
+        for (let i = 0; i < d.length; i += 4 * 97) seen.add(d[i] >> 4 << 8 | d[i + 1] >> 4 << 4 | d[i + 2] >> 4);
+        return seen.size; }""")
+    assert colours > 20
+    # Drag the end of segment 6 (selected) 300 ms earlier in its lane: saved like a typed boundary.
+    page.click(".seg[data-index='6'] .idx")
+    page.keyboard.press(" ")
+    page.keyboard.press("0")  # the whole recording: the segment's both edges in view
+    page.keyboard.press("+")  # half of it, centred on the selected segment
+    w0, w1 = page.evaluate("view.win")
+    assert abs((w0 + w1) / 2 - (rows[6]["start_time"] + rows[6]["end_time"]) / 2000) < 1e-3
+    seg = rows[6]
+    lane = page.evaluate(f"view.rec.speakers.findIndex(s => s.speaker_id === '{seg['speaker_id']}')")
+    x, y = page.evaluate(_EDGE_XY, [seg["end_time"] / 1000, lane])
+    x2, _ = page.evaluate(_EDGE_XY, [(seg["end_time"] - 300) / 1000, lane])
+    ms_per_px = page.evaluate(
+        "(() => { const c = document.getElementById('timeline'), [t0, t1] = win(); "
+        "return (t1 - t0) * 1000 / (c.getBoundingClientRect().width - layout(c).G); })()"
+    )
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move((x + x2) / 2, y)
+    page.mouse.move(x2, y)
+    page.mouse.up()
+    page.wait_for_function("() => document.getElementById('toast').textContent.includes('end_time')")
+    assert page.inner_text("#toast") == "saved end_time"
+    assert abs(_records(out)[6]["end_time"] - (seg["end_time"] - 300)) <= ms_per_px + 1
+    assert _records(out)[6]["start_time"] == seg["start_time"]
+    assert page.errors == []
+
+
+def test_a_large_corpus_is_paged_sorted_and_filtered_by_the_server(annotated, page, tmp_path):
+    """Issue 27: paging for large corpora. 250 recordings (copies of the annotated one, with a
+    varying number of segments) in one state; the page shows 100 at a time."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    with StateStore(out / "state.sqlite") as store:
+        row = store.recordings()[0]
+        segs, items = store.segments("dialogue"), store.records("dialogue")
+        for n in range(249):
+            rec, keep = f"rec_{n:04d}", 1 + n % len(segs)
+            store.begin_recording(rec, row["path"], f"fp{n}", row["duration"])
+            with store.transaction() as c:
+                store.set_label_language(c, rec, "en")
+                store.write_segments(c, rec, segs[:keep])
+                store.write_records(c, rec, items[:keep])
+            store.set_status(rec, "complete")
+    server = ViewServer(out)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#corpus tbody tr")
+        assert page.inner_text("#page-info") == "1–100 of 250"
+        assert len(page.query_selector_all("#corpus tbody tr")) == 100 and page.is_disabled("#prev-page")
+        page.click("#next-page")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '101–200 of 250'")
+        assert page.eval_on_selector("#corpus tbody tr", "e => e.dataset.rec") == "rec_0099"
+        assert "250 recording(s)" in page.inner_text("#corpus-summary")
+        page.click("#corpus th[data-key='segments']")  # descending first for a number
+        page.click("#corpus th[data-key='segments']")
+        page.wait_for_selector("#corpus th.sorted.asc[data-key='segments']")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '1–100 of 250'")
+        shown = page.eval_on_selector_all(
+            "#corpus tbody tr td:nth-child(4)", "els => els.map(e => Number(e.textContent))"
+        )
+        assert shown == sorted(shown) and shown[0] == 1
+        page.fill("#f-name", "rec_012")
+        page.wait_for_function("() => document.getElementById('page-info').textContent === '1–10 of 10 matching'")
+        page.click("#corpus tbody tr[data-rec='rec_0123']")
+        page.wait_for_selector(".seg[data-index='0']")
+        assert len(page.query_selector_all(".seg")) == 1 + 123 % len(segs)
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
+def test_merge_delete_and_restore_segments(annotated, page, tmp_path):
+    """Issue 27: merging a segment with the next one of its speaker, deleting and restoring."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    before = _records(out)
+    i = next(i for i in range(len(before) - 1) if before[i]["speaker_id"] == before[i + 1]["speaker_id"])
+    j = next(j for j in range(len(before) - 1) if before[j]["speaker_id"] != before[j + 1]["speaker_id"])
+    server = ViewServer(out)
+    try:
+        _open_recording(page, server, seg=j)
+        page.keyboard.press(" ")
+        page.click("#merge-next")
+        page.wait_for_selector("#toast.error")
+        assert "only one speaker's consecutive segments merge" in page.inner_text("#toast")
+        page.click(f".seg[data-index='{i}'] .idx")
+        page.keyboard.press(" ")
+        page.wait_for_selector(f"#panel[data-key='seg_{i:05d}'] #merge-next")
+        page.click("#merge-next")
+        page.wait_for_function("() => document.getElementById('toast').textContent.startsWith('merged')")
+        after = _records(out)
+        assert len(after) == len(before) - 1
+        merged = after[i]
+        assert merged["end_time"] == before[i + 1]["end_time"] and merged["start_time"] == before[i]["start_time"]
+        assert merged["text"] == before[i]["text"] + " " + before[i + 1]["text"]
+        assert page.inner_text("#deleted summary") == "1 deleted segment(s)"
+        assert len(page.query_selector_all(".seg")) == len(before) - 1
+        # Delete the first segment, then restore it from the list of deleted ones.
+        page.click(".seg[data-index='0'] .idx")
+        page.keyboard.press(" ")
+        page.wait_for_selector("#panel[data-key='seg_00000'] #delete-seg")
+        page.click("#delete-seg")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'segment 0 deleted'")
+        assert _records(out)[0]["text"] == before[1]["text"]
+        page.click("#deleted li[data-key='seg_00000'] button")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'seg_00000 restored'")
+        assert _records(out)[0] == before[0] and len(_records(out)) == len(before) - 1
+        with StateStore(out / "state.sqlite", readonly=True) as store:
+            trail = [(d.key, d.field, d.new) for d in store.decisions("dialogue") if d.who == "tester"]
+        assert (f"seg_{i + 1:05d}", "deleted", True) in trail and ("seg_00000", "deleted", False) in trail
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
 def test_an_annotate_rerun_keeps_human_decisions(annotated):
     out, timeline, settings = annotated
     old = _records(out)[5]["emotion"]
@@ -156,6 +448,40 @@ def test_an_annotate_rerun_keeps_human_decisions(annotated):
     (out / "dialogue.json").unlink()  # the rerun must refinalize and write the JSON again
     annotate_example(out, timeline, settings)
     assert _records(out)[5]["emotion"] == "curious (moderate)"
+
+
+def test_a_correction_stays_with_its_utterance_across_a_rerun(annotated, page, tmp_path):
+    """Issue 27, defect 1: keys are positions; a rerun on the pipeline's own timeline puts another
+    utterance at seg_00005. The correction must not follow the key there."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    server = ViewServer(out)
+    try:
+        original = _records(out)[5]
+        assert original["text"] == "And what about his marriage?"
+        _open_recording(page, server, seg=5)
+        page.fill("textarea[data-field='text']", "And what about his marriage, then?")
+        page.click("[data-save='text']")
+        page.wait_for_function("() => document.getElementById('toast').textContent === 'saved text'")
+        annotate_example(out, None, annotated[2])  # the same folder, without --timeline
+        page.reload()
+        page.wait_for_selector(".seg[data-index='0']")
+        texts = page.eval_on_selector_all(".seg .txt", "els => els.map(e => e.textContent)")
+        assert texts == [r["text"] for r in _records(out)]
+        span = (original["start_time"], original["end_time"])
+        for r in _records(out):  # wherever the correction is, it is on the same utterance
+            if r["text"] == "And what about his marriage, then?":
+                assert min(r["end_time"], span[1]) - max(r["start_time"], span[0]) > 0.5 * (span[1] - span[0])
+        # Here the rerun's speakers and spans differ, so it is orphaned: listed, applied to none.
+        assert "And what about his marriage, then?" not in texts
+        orphan = page.inner_text("#orphaned")
+        assert "human decision(s) orphaned" in orphan and "made on seg_00005" in orphan
+        assert "“And what about his marriage?”" in orphan
+        res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "5", "--field", "text"])
+        assert res.exit_code == 0 and "orphaned human decision #" in res.output and "by tester" in res.output
+        assert page.errors == []
+    finally:
+        server.stop()
 
 
 def test_transcripts_show_as_text_never_as_markup(annotated, view_server, page):
@@ -182,13 +508,22 @@ def _get(server, path: str, headers: dict | None = None, method: str = "GET", bo
 
 def test_token_is_required_and_only_named_files_are_served(annotated, view_server):
     s, tok = view_server, view_server.token
-    for path in ("/", "/static/app.js", "/api/corpus", "/api/audio?rec=dialogue", "/api/output?rec=dialogue"):
+    for path in (
+        "/",
+        "/static/app.js",
+        "/api/corpus",
+        "/api/audio?rec=dialogue",
+        "/api/output?rec=dialogue",
+        "/api/peaks?rec=dialogue&t0=0&t1=1&columns=10",
+        "/api/spectrogram?rec=dialogue&t0=0&t1=1&columns=10",
+    ):
         assert _get(s, path)[0] == 403, path
         assert _get(s, path + ("&" if "?" in path else "?") + "token=wrong" + tok[5:])[0] == 403, path
     assert _get(s, f"/api/corpus?token={tok}")[0] == 200
     edit = json.dumps({"rec": "dialogue", "key": "seg_00000", "field": "age", "value": "elderly"}).encode()
     # A state change needs the token in a header (a cross-site form cannot send one).
-    assert _get(s, f"/api/edit?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
+    for route in ("edit", "review", "delete", "merge"):
+        assert _get(s, f"/api/{route}?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
     for path in (
         "/static/../state.sqlite",
         "/static/..%2Fstate.sqlite",

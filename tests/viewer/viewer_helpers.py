@@ -27,33 +27,27 @@ XSS_TEXT = '<script>window.__xss = 1</script>Was he a bad man? <img src=x onerro
 XSS_INDEX = 2
 
 
-def annotate_example(out: Path, timeline: Path, settings: Path) -> None:
-    """Annotate the bundled example into `out` on `timeline` with `settings` (also a rerun)."""
+def annotate_example(out: Path, timeline: Path | None, settings: Path) -> None:
+    """Annotate the bundled example into `out` on `timeline` (None: the pipeline's own) with
+    `settings` (also a rerun)."""
     from click.testing import CliRunner
 
     from speechannotator.cli import main
 
-    res = CliRunner().invoke(
-        main,
-        [
-            "annotate",
-            str(EXAMPLE),
-            "--timeline",
-            str(timeline),
-            "-o",
-            str(out),
-            "-q",
-            "--no-print",
-            "--config",
-            str(settings),
-        ],
-    )
+    args = ["annotate", str(EXAMPLE), "-o", str(out), "-q", "--no-print", "--config", str(settings)]
+    if timeline is not None:
+        args[2:2] = ["--timeline", str(timeline)]
+    res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
 
 
 class ViewServer:
-    def __init__(self, out: Path, reviewer: str = "tester"):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    def __init__(self, out: Path, reviewer: str = "tester", env: dict | None = None):
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+            **(env or {}),
+        }
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "speechannotator.cli", "view", str(out), "--port", "0", "--reviewer", reviewer],
             stdout=subprocess.PIPE,

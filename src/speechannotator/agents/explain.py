@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
-from ..corrections import reviewed_items
+from ..corrections import EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
 from ..stages import StageName
@@ -30,7 +30,9 @@ class RecordingTrails:
     predictions: dict[tuple[str, str], list[Prediction]]
     verdicts: dict[tuple[str, str], list[Verdict]]
     final: dict[str, dict[str, Any]]  # segment key -> output row (human decisions applied)
-    decisions: list[Decision]
+    machine: dict[str, dict[str, Any]]  # segment key -> the machine's record (no decision applied)
+    decisions: list[Decision]  # placed on the current segments (``corrections.place_decisions``)
+    orphaned: list[Decision]  # made on segments that no longer exist; applied to none
     review_skipped: bool
 
     @classmethod
@@ -40,6 +42,9 @@ class RecordingTrails:
         # In output JSON order, which a human boundary correction may have changed.
         order = {key: i for i, key in enumerate(final)}
         segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
+        if final:  # a segment a person deleted is not in the output, so it has no index there
+            segments = [s for s in segments if s.key in order]
+        placement = placed_decisions(store, rec)
         return cls(
             rec=rec,
             segments=segments,
@@ -48,7 +53,9 @@ class RecordingTrails:
             predictions=store.predictions(rec, all_rounds=True),
             verdicts=store.verdicts(rec),
             final=final,
-            decisions=store.decisions(rec),
+            machine=dict(store.records(rec)),
+            decisions=placement.placed,
+            orphaned=placement.orphaned,
             review_skipped=bool(info and info.get("skipped")),
         )
 
@@ -66,6 +73,8 @@ class FieldTrail:
     segment: Segment
     field: str
     composed: bool
+    segment_field: bool = False  # transcript, speaker or a boundary: from the segment table, not a label
+    machine: Any = None  # the segment table's value of a segment field
     contract: Contract | None = None
     admitted: dict[str, Evidence] = dc_field(default_factory=dict)
     speaker_history: dict[str, Any] | None = None
@@ -73,6 +82,7 @@ class FieldTrail:
     rounds: list[Round] = dc_field(default_factory=list)
     review_skipped: bool = False
     decisions: list[Decision] = dc_field(default_factory=list)
+    orphaned: list[Decision] = dc_field(default_factory=list)  # this field's, on the whole recording
     final: Any = None  # None: not finalized yet
 
     @property
@@ -86,10 +96,17 @@ def evidence_source(name: str) -> str:
     return "recording" if name.startswith("recording.") else "segment"
 
 
+def _output_value(row: dict[str, Any], field: str) -> Any:
+    if field == SPEAKER_FIELD:
+        return f"{row['speaker_id']} ({row['speaker_name']})" if row else None
+    return row.get(field)
+
+
 def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldTrail:
-    """The trail of ``field`` on the segment at ``segment_index`` (0-based, output JSON order)."""
-    if field not in FIELDS:
-        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(FIELDS)}")
+    """The trail of ``field`` on the segment at ``segment_index`` (0-based, output JSON order).
+    ``field`` is one of the 15 attributes or a segment field (transcripts, speaker, boundaries)."""
+    if field not in EDITABLE_FIELDS:
+        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(EDITABLE_FIELDS)}")
     if not data.segments:
         raise ValueError(f"recording {data.rec!r} has no segments in the state")
     if not 0 <= segment_index < len(data.segments):
@@ -103,10 +120,15 @@ def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldT
         segment=seg,
         field=field,
         composed=field in COMPOSED_FIELDS,
+        segment_field=field not in FIELDS,
         review_skipped=data.review_skipped,
-        final=data.final.get(seg.key, {}).get(field),
+        final=_output_value(data.final.get(seg.key, {}), field),
         decisions=[d for d in data.decisions if d.key == seg.key and d.field == field],
+        orphaned=[d for d in data.orphaned if d.field == field],
     )
+    if t.segment_field:
+        t.machine = seg.speaker if field == SPEAKER_FIELD else data.machine.get(seg.key, {}).get(field)
+        return t
     if t.composed:
         return t
     t.contract = data.contracts.get((seg.key, field))
@@ -137,7 +159,11 @@ def format_trail(t: FieldTrail) -> str:
         f"field: {t.field}",
     ]
     final = t.final if t.final is not None else "(not finalized yet)"
-    if t.composed:
+    if t.segment_field:
+        source = "the reference timeline" if seg.source == "reference" else "transcription and diarization"
+        what = "raw speaker label" if t.field == SPEAKER_FIELD else "value"
+        lines.append(f"from the segment table ({source}); the machine's {what}: {_fmt(t.machine)}")
+    elif t.composed:
         lines.append("composed in finalize from the reviewed fields, transcript and admitted context")
     elif t.contract is None:
         lines.append("contract: none (the plan stage has not run)")
@@ -163,7 +189,7 @@ def format_trail(t: FieldTrail) -> str:
             lines.append(f"speaker history: {_fmt(t.speaker_history)}")
         if t.recording_summary is not None:
             lines.append(f"recording summary: {_fmt(t.recording_summary)}")
-    if not t.composed and not t.rounds:
+    if not t.composed and not t.segment_field and not t.rounds:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
         p, v = r.prediction, r.verdict
@@ -180,15 +206,29 @@ def format_trail(t: FieldTrail) -> str:
             lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
             if not v.accepted:
                 lines.append(f"  revision request: {v.request}")
-    if not t.composed and t.review_skipped:
+    if not t.composed and not t.segment_field and t.review_skipped:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
         lines.append(
             f"human decision #{d.id} by {d.who} at {_iso(d.at)}: {d.old!r} -> {d.new!r}"
             + (f" ({d.note})" if d.note else "")
         )
+    for d in t.orphaned:
+        lines.append(f"orphaned {format_orphan(d)}")
     lines.append(f"final: {final}")
     return "\n".join(lines)
+
+
+def format_orphan(d: Decision) -> str:
+    """One orphaned decision: what it was made on and what it said; it applies to no segment."""
+    where = d.key
+    if d.anchor is not None:
+        a = d.anchor
+        where += f" {a.start:.3f}-{a.end:.3f} s, speaker {a.speaker}: {_fmt(a.text)}"
+    return (
+        f"human decision #{d.id} by {d.who} at {_iso(d.at)} on {where}: {d.field} {d.old!r} -> {d.new!r}; "
+        "no segment of that speaker overlaps that span now, so it is applied to none"
+    )
 
 
 def _iso(ts: float) -> str:
@@ -199,6 +239,6 @@ def _iso(ts: float) -> str:
 
 def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
     """A readable trail; ``segment_index`` is the 0-based position in the output JSON array."""
-    if field not in FIELDS:  # before loading anything
-        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(FIELDS)}")
+    if field not in EDITABLE_FIELDS:  # before loading anything
+        raise ValueError(f"unknown field {field!r}; fields are: {', '.join(EDITABLE_FIELDS)}")
     return format_trail(field_trail(RecordingTrails.load(store, rec), segment_index, field))

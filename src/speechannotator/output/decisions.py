@@ -3,6 +3,7 @@ appended to the state's decision trail (``corrections`` applies the decisions in
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -27,6 +28,37 @@ class EditContext:
     label_lang: str  # "zh" or "en"
     duration_ms: int
     speakers: tuple[str, ...]  # raw speaker labels in the state
+    # The recording's other segments as output rows show them: (key, start ms, end ms, speaker id).
+    others: tuple[tuple[str, int, int, str], ...] = ()
+
+
+def _milliseconds(field: str, value: Any) -> int:
+    """A boundary as typed or sent: a finite number, or a string holding one."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise EditError(f"{field} is empty: type a time in milliseconds")
+        try:
+            value = float(text)
+        except ValueError:
+            raise EditError(f"{field} {text[:40]!r} is not a number of milliseconds") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise EditError(f"{field} must be a finite number of milliseconds")
+    return int(round(value))
+
+
+def _check_overlap(start: int, end: int, row: dict[str, Any], ctx: EditContext) -> None:
+    """A boundary may not make the segment overlap another of its speaker (one voice says one
+    thing at a time) nor swallow a whole segment of anyone; overlapping speech of two speakers
+    is fine, and so is an overlap the segment already had."""
+    was = (row["start_time"], row["end_time"])
+    for k, s, e, spk in ctx.others:
+        if spk == row["speaker_id"] and s < end and start < e and not (s < was[1] and was[0] < e):
+            raise EditError(
+                f"{start}-{end} ms would overlap {k} ({s}-{e} ms) of the same speaker; move or merge that one first"
+            )
+        if start <= s and e <= end and not (was[0] <= s and e <= was[1]):
+            raise EditError(f"{start}-{end} ms would cover the whole of {k} ({s}-{e} ms)")
 
 
 def _clean_text(value: Any, field: str, *, allow_empty: bool) -> str:
@@ -48,13 +80,12 @@ def validate_edit(field: str, value: Any, row: dict[str, Any], ctx: EditContext)
     if field not in EDITABLE_FIELDS:
         raise EditError(f"unknown field {field!r}; editable: {', '.join(EDITABLE_FIELDS)}")
     if field in BOUNDARY_FIELDS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise EditError(f"{field} must be a number of milliseconds")
-        ms = int(round(value))
+        ms = _milliseconds(field, value)
         start = ms if field == "start_time" else row["start_time"]
         end = ms if field == "end_time" else row["end_time"]
         if not 0 <= start < end <= ctx.duration_ms:
             raise EditError(f"boundary {start}-{end} ms must satisfy 0 <= start < end <= {ctx.duration_ms}")
+        _check_overlap(start, end, row, ctx)
         return ms
     if field == SPEAKER_FIELD:
         label = _clean_text(value, field, allow_empty=False)

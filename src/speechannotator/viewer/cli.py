@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import getpass
 import ipaddress
+import signal
 import socket
+import sys
 from pathlib import Path
 
 import click
@@ -51,6 +53,7 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections queue from now on: the printed address works at once
     except OSError as exc:
         raise click.ClickException(f"cannot bind {host}:{port}: {exc.strerror or exc}") from exc
     viewer = Viewer(out_dir=out_dir.resolve(), token=new_token(), reviewer=reviewer or getpass.getuser())
@@ -58,6 +61,9 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
     click.echo(f"review page: http://{shown}:{sock.getsockname()[1]}/?token={viewer.token}", err=False)
     click.echo("press Ctrl+C to stop", err=True)
     server = uvicorn.Server(uvicorn.Config(make_app(viewer), log_level="warning", lifespan="off"))
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again under the handler
+    # found before it started: make that an exit through `finally`, which removes the decoded WAVs.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         server.run(sockets=[sock])
     finally:
@@ -66,3 +72,32 @@ def view_command(out_dir: Path, port: int, host: str, allow_remote: bool, review
 
 
 view = view_command  # the name the main CLI imports
+
+
+@click.group("import")
+def import_group() -> None:
+    """Bring answers made in other annotation tools back into an output folder."""
+
+
+@import_group.command("labelstudio")
+@click.argument("export", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+def import_labelstudio_command(export: Path, out_dir: Path) -> None:
+    """Label Studio's JSON export EXPORT (tasks from `export labelstudio`) into OUT's audit trail."""
+    from ..state import STATE_FILE
+    from .labelstudio_import import ImportFileError, import_labelstudio
+
+    if not (out_dir / STATE_FILE).is_file():
+        raise click.ClickException(f"no state database {out_dir / STATE_FILE}")
+    try:
+        report = import_labelstudio(export, out_dir)
+    except ImportFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in report.applied:
+        click.echo(f"applied: {line}")
+    for line in report.skipped:
+        click.echo(f"skipped: {line}", err=True)
+    click.echo(
+        f"{len(report.applied)} decision(s) recorded, {report.unchanged} answer(s) unchanged, "
+        f"{len(report.skipped)} skipped"
+    )

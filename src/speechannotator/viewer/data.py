@@ -14,8 +14,16 @@ from typing import Any
 import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
-from ..corrections import EDITABLE_FIELDS, in_force, reviewed_items
-from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE
+from ..corrections import (
+    DELETED_FIELD,
+    EDITABLE_FIELDS,
+    MARK_FIELDS,
+    REVIEWED_FIELD,
+    in_force,
+    placed_decisions,
+    reviewed_items,
+)
+from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
 from ..state import StateStore
 
 PEAK_BUCKETS = 1600  # waveform columns sent to the page: enough for a wide screen, a few kB
@@ -24,6 +32,18 @@ FLAGS = ("flagged", "relabeled", "failed", "edited")
 
 class NotFound(LookupError):
     """A recording or segment the state does not name."""
+
+
+class Busy(RuntimeError):
+    """The recording is being annotated (or its last run stopped): nothing final to show or correct."""
+
+
+def _finished(row: dict[str, Any]) -> None:
+    if row["status"] == "running":
+        raise Busy(
+            f"recording {row['rec']!r} is being annotated (or its last run stopped before finishing); "
+            "it can be reviewed when a run completes"
+        )
 
 
 def recording_row(store: StateStore, rec: str) -> dict[str, Any]:
@@ -44,51 +64,164 @@ def field_flags(store: StateStore, rec: str) -> dict[tuple[str, str], set[str]]:
             out[kf].add("relabeled")
         if rounds and rounds[-1].status == "failed":
             out[kf].add("failed")
-    for kf in in_force(store.decisions(rec)):
-        out[kf].add("edited")
+    for kf in in_force(placed_decisions(store, rec).placed):
+        if kf[1] not in MARK_FIELDS:
+            out[kf].add("edited")
     return dict(out)
+
+
+def _bare_row(r: dict[str, Any], note: str) -> dict[str, Any]:
+    """A recording whose details cannot be read now (a run is rewriting them): its status only."""
+    return {
+        "rec": r["rec"],
+        "duration": r["duration"],
+        "status": r["status"],
+        "error": r["error"] or note,
+        "segments": 0,
+        "reviewed": 0,
+        "speakers": 0,
+        "decisions": 0,
+        "orphaned": 0,
+        **dict.fromkeys(FLAGS, 0),
+        "per_field": {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS},
+    }
+
+
+def _corpus_row(store: StateStore, r: dict[str, Any]) -> dict[str, Any]:
+    rec = r["rec"]
+    if r["status"] == "running":
+        return _bare_row(r, "being annotated")
+    items = reviewed_items(store, rec)
+    flags = field_flags(store, rec)
+    checked = reviewed_keys(store, rec)
+    per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
+    totals = dict.fromkeys(FLAGS, 0)
+    for (_, field), kinds in flags.items():
+        for k in kinds:
+            totals[k] += 1
+            if field in per_field:
+                per_field[field][k] += 1
+    return {
+        "rec": rec,
+        "duration": r["duration"],
+        "status": r["status"],
+        "error": r["error"],
+        "segments": len(items),
+        "reviewed": sum(k in checked for k, _ in items),
+        "speakers": len({row["speaker_id"] for _, row in items}),
+        "decisions": len(store.decisions(rec)),
+        "orphaned": len(placed_decisions(store, rec).orphaned),
+        **totals,
+        "per_field": per_field,
+    }
+
+
+def reviewed_keys(store: StateStore, rec: str) -> set[str]:
+    """Segments a reviewer marked as checked (the latest mark in force is true)."""
+    force = in_force(placed_decisions(store, rec).placed)
+    return {k for (k, f), d in force.items() if f == REVIEWED_FIELD and d.new is True}
+
+
+def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
+    """{segment key: {labeled field: the latest round's confidence}} (issue 17's confidences)."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (key, field), p in store.predictions(rec).items():
+        if field in LABELED_FIELDS and p.status != "failed":
+            out[key][field] = round(float(p.confidence), 3)
+    return out
+
+
+CORPUS_PAGE = 100  # recordings per page of the corpus list
+CORPUS_SORT_KEYS = ("rec", "duration", "speakers", "segments", "status", "reviewed", *FLAGS, "match")
+
+
+class CorpusRows:
+    """The corpus list's summary rows, each computed once per version of its recording
+    (``StateStore.recording_versions``): a corpus of thousands is read in full once, then
+    only the recordings a run or a decision touched."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, tuple[tuple, dict[str, Any]]] = {}
+
+    def rows(self, store: StateStore) -> list[dict[str, Any]]:
+        versions = store.recording_versions()
+        out = []
+        for r in store.recordings():
+            version = versions.get(r["rec"])
+            cached = self._rows.get(r["rec"])
+            if cached is not None and cached[0] == version:
+                out.append(cached[1])
+                continue
+            try:
+                row = _corpus_row(store, r)
+            except Exception as exc:  # noqa: BLE001 - one recording mid-rerun must not hide the corpus
+                row = _bare_row(r, f"{exc.__class__.__name__}: {exc}")
+            if r["status"] != "running":
+                self._rows[r["rec"]] = (version, row)
+            out.append(row)
+        return out
+
+
+def corpus_page(
+    rows: list[dict[str, Any]],
+    *,
+    offset: int = 0,
+    limit: int = CORPUS_PAGE,
+    sort: str = "rec",
+    asc: bool = True,
+    name: str = "",
+    field: str = "",
+    flag: str = "relabeled",
+) -> dict[str, Any]:
+    """One page of the corpus list, filtered by name and by "segments where FIELD is FLAG",
+    sorted by a column (then by name), with the totals of the whole filtered list."""
+    if sort not in CORPUS_SORT_KEYS:
+        raise NotFound(f"cannot sort by {sort!r}; columns: {', '.join(CORPUS_SORT_KEYS)}")
+    if field and (field not in EDITABLE_FIELDS or flag not in FLAGS):
+        raise NotFound(f"no filter {field!r} / {flag!r}")
+    name = name.strip().lower()
+    kept = []
+    for r in rows:
+        match = r["per_field"][field][flag] if field else r[flag]
+        if (name and name not in r["rec"].lower()) or (field and not match):
+            continue
+        kept.append({**r, "match": match})
+    kept.sort(key=lambda r: r["rec"])
+    kept.sort(key=lambda r: (r[sort] is None, r[sort] if r[sort] is not None else 0), reverse=not asc)
+    offset, limit = max(0, offset), max(1, min(limit, 1000))
+    return {
+        "recordings": kept[offset : offset + limit],
+        "offset": offset,
+        "limit": limit,
+        "matched": len(kept),
+        "total": len(rows),
+        "segments": sum(r["segments"] for r in rows),
+        "reviewed": sum(r["reviewed"] for r in rows),
+        "duration": sum(r["duration"] or 0 for r in rows),
+        "fields": list(EDITABLE_FIELDS),
+        "flags": list(FLAGS),
+    }
 
 
 def corpus(store: StateStore) -> dict[str, Any]:
     """One summary row per recording the state names."""
-    rows = []
-    for r in store.recordings():
-        rec = r["rec"]
-        items = reviewed_items(store, rec)
-        flags = field_flags(store, rec)
-        per_field: dict[str, dict[str, int]] = {f: dict.fromkeys(FLAGS, 0) for f in EDITABLE_FIELDS}
-        totals = dict.fromkeys(FLAGS, 0)
-        for (_, field), kinds in flags.items():
-            for k in kinds:
-                totals[k] += 1
-                if field in per_field:
-                    per_field[field][k] += 1
-        rows.append(
-            {
-                "rec": rec,
-                "duration": r["duration"],
-                "status": r["status"],
-                "error": r["error"],
-                "segments": len(items),
-                "speakers": len({row["speaker_id"] for _, row in items}),
-                "decisions": len(store.decisions(rec)),
-                **totals,
-                "per_field": per_field,
-            }
-        )
+    rows = CorpusRows().rows(store)
     return {"recordings": rows, "fields": list(EDITABLE_FIELDS), "flags": list(FLAGS)}
 
 
 def recording(store: StateStore, rec: str) -> dict[str, Any]:
     """The recording view: segments in output order with their values and flags."""
     row = recording_row(store, rec)
+    _finished(row)
     try:
         lang = store.label_language(rec)
     except ValueError:  # a recording that failed before its segment table: nothing to label
         lang = "en"
     raw = {s.key: s.speaker for s in store.segments(rec)}
-    force = in_force(store.decisions(rec))
+    placement = placed_decisions(store, rec)
+    force = in_force(placement.placed)
     flags = field_flags(store, rec)
+    checked, conf = reviewed_keys(store, rec), confidences(store, rec)
     segments, speakers = [], {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
         spk = force[(key, "speaker")].new if (key, "speaker") in force else raw.get(key, out["speaker_id"])
@@ -102,6 +235,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
                 "raw_speaker": spk,
                 **out,
                 "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS if flags.get((key, f))},
+                "reviewed": key in checked,
+                "confidence": conf.get(key, {}),
             }
         )
     return {
@@ -114,6 +249,19 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
         "composed": list(COMPOSED_FIELDS),
         "speakers": sorted(speakers.values(), key=lambda s: s["speaker_id"]),
         "segments": segments,
+        "orphaned": [asdict(d) for d in placement.orphaned],
+        "deleted": [
+            {
+                "key": k,
+                "by": d.who,
+                "at": d.at,
+                "start_time": r["start_time"],
+                "end_time": r["end_time"],
+                "text": r["text"],
+            }
+            for k, r in store.records(rec)
+            if (d := force.get((k, DELETED_FIELD))) is not None and d.new is True
+        ],
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
 
@@ -124,6 +272,7 @@ def _round(value: Any) -> Any:
 
 def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
     """One segment's panel: every field's trail (explain's data) and the segment's decisions."""
+    _finished(recording_row(store, rec))
     data = RecordingTrails.load(store, rec)
     index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
     if index is None:

@@ -7,6 +7,8 @@ in the state; no request string is ever joined to a file path.
 
 from __future__ import annotations
 
+import json
+import logging
 import secrets
 import tempfile
 import threading
@@ -28,8 +30,10 @@ from ..audio import AudioError, load_audio
 from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
-from . import data
-from .edits import apply_edit
+from . import audioview, data
+from .edits import Conflict, apply_edit, delete_segment, mark_reviewed, merge_with_next
+
+log = logging.getLogger(__name__)
 
 TOKEN_PARAM = "token"
 TOKEN_HEADER = "x-session-token"
@@ -95,6 +99,7 @@ class Viewer:
     _tmp: tempfile.TemporaryDirectory = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="sa-view-"))
     _audio: dict[str, tuple[Path, list[list[float]]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    corpus_rows: data.CorpusRows = field(default_factory=data.CorpusRows)
 
     @property
     def state_path(self) -> Path:
@@ -124,6 +129,10 @@ class Viewer:
         self._tmp.cleanup()
 
 
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -141,16 +150,32 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return PlainTextResponse("not found", 404)
         return Response((static / name).read_bytes(), media_type=_STATIC[name])
 
+    def busy_or_raise(rec: str | None, exc: Exception) -> Response:
+        """An unexpected fault while a run rewrites the recording is that run's doing: 409, not 500."""
+        try:
+            with viewer.reader() as store:
+                status = data.recording_row(store, rec)["status"] if rec else "complete"
+        except Exception:  # noqa: BLE001 - the state itself mid-rewrite
+            status = "unknown"
+        if status != "complete":
+            return _error(409, f"recording {rec!r} is being annotated ({exc.__class__.__name__}); try again when done")
+        raise exc
+
     def guarded(fn):
         def endpoint(request: Request) -> Response:
             try:
                 return fn(request)
             except data.NotFound as exc:
                 return _error(404, str(exc))
-            except EditError as exc:
+            except data.Busy as exc:
+                return _error(409, str(exc))
+            except (EditError, audioview.WindowError) as exc:
                 return _error(400, str(exc))
             except AudioError as exc:
                 return _error(404, f"the recording's audio cannot be read: {exc}")
+            except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+                log.debug("request failed", exc_info=True)
+                return busy_or_raise(request.query_params.get("rec"), exc)
 
         return endpoint
 
@@ -161,8 +186,24 @@ def make_app(viewer: Viewer) -> ASGIApp:
         return rec
 
     def corpus(request: Request) -> Response:
+        q = request.query_params
+        try:
+            offset, limit = int(q.get("offset", "0")), int(q.get("limit", str(data.CORPUS_PAGE)))
+        except ValueError:
+            raise EditError("offset and limit must be integers") from None
         with viewer.reader() as store:
-            return JSONResponse({**data.corpus(store), "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
+            rows = viewer.corpus_rows.rows(store)
+        page = data.corpus_page(
+            rows,
+            offset=offset,
+            limit=limit,
+            sort=q.get("sort", "rec"),
+            asc=q.get("asc", "1") != "0",
+            name=q.get("name", ""),
+            field=q.get("field", ""),
+            flag=q.get("flag", "relabeled"),
+        )
+        return JSONResponse({**page, "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
 
     def recording(request: Request) -> Response:
         rec = _rec(request)
@@ -183,6 +224,23 @@ def make_app(viewer: Viewer) -> ASGIApp:
         wav, _ = viewer.decoded(_rec(request))
         return FileResponse(wav, media_type="audio/wav")  # answers Range requests
 
+    def _window(request: Request) -> tuple[Path, audioview.Window]:
+        wav, _ = viewer.decoded(_rec(request))
+        try:
+            t0, t1 = float(request.query_params.get("t0", "")), float(request.query_params.get("t1", ""))
+            columns = int(request.query_params.get("columns", ""))
+        except ValueError:
+            raise audioview.WindowError("t0, t1 (seconds) and columns (an integer) are required") from None
+        return wav, audioview.window(wav, t0, t1, columns)
+
+    def window_peaks(request: Request) -> Response:
+        wav, w = _window(request)
+        return JSONResponse({"peaks": audioview.window_peaks(wav, w)})
+
+    def spectrogram(request: Request) -> Response:
+        wav, w = _window(request)
+        return JSONResponse(audioview.spectrogram(wav, w))
+
     def output(request: Request) -> Response:
         rec = _rec(request)
         with viewer.reader() as store:
@@ -194,14 +252,15 @@ def make_app(viewer: Viewer) -> ASGIApp:
 
     async def edit(request: Request) -> Response:
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the body must be JSON")
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key", "field")):
             return _error(400, "the body must hold rec, key and field strings and a value")
         if "value" not in body:
             return _error(400, "no value")
         note = body.get("note", "")
+        extra = {"expect": body["expect"]} if "expect" in body else {}
         try:
             row = await run_in_threadpool(
                 apply_edit,
@@ -213,12 +272,76 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 body["value"],
                 viewer.reviewer,
                 note if isinstance(note, str) else "",
+                **extra,
             )
         except data.NotFound as exc:
             return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except Conflict as exc:
+            return JSONResponse({"error": str(exc), "current": exc.current, "by": exc.who}, status_code=409)
         except EditError as exc:
             return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("edit failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True, "row": row})
+
+    async def review(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
+            return _error(400, "the body must hold rec and key strings and reviewed: true or false")
+        if not isinstance(body.get("reviewed"), bool):
+            return _error(400, "reviewed must be true or false")
+        try:
+            added = await run_in_threadpool(
+                mark_reviewed,
+                viewer.state_path,
+                viewer.out_dir,
+                body["rec"],
+                body["key"],
+                body["reviewed"],
+                viewer.reviewer,
+            )
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("review mark failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
+        return JSONResponse({"ok": True, "added": added})
+
+    async def structural(request: Request) -> Response:
+        """Delete or restore a segment ({"deleted": bool}) or merge it with the next ("/api/merge")."""
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
+            return _error(400, "the body must hold rec and key strings")
+        merge = request.url.path.endswith("/merge")
+        if not merge and not isinstance(body.get("deleted"), bool):
+            return _error(400, "deleted must be true or false")
+        args = (viewer.state_path, viewer.out_dir, body["rec"], body["key"])
+        try:
+            if merge:
+                row = await run_in_threadpool(merge_with_next, *args, viewer.reviewer)
+                return JSONResponse({"ok": True, "row": row})
+            await run_in_threadpool(delete_segment, *args, body["deleted"], viewer.reviewer)
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except EditError as exc:
+            return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("structural edit failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
+        return JSONResponse({"ok": True})
 
     app = Starlette(
         routes=[
@@ -229,7 +352,12 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/segment", guarded(segment)),
             Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
             Route("/api/output", guarded(output)),
+            Route("/api/peaks", guarded(window_peaks)),
+            Route("/api/spectrogram", guarded(spectrogram)),
             Route("/api/edit", edit, methods=["POST"]),
+            Route("/api/review", review, methods=["POST"]),
+            Route("/api/delete", structural, methods=["POST"]),
+            Route("/api/merge", structural, methods=["POST"]),
         ]
     )
     return TokenGuard(app, viewer.token)
