@@ -216,8 +216,13 @@ def annotate(
         if result.status == "failed":
             _fail(item.source if item is not None else result.id, result.error or "failed")
             return
-        if result.warning:
-            warning(item.source if item is not None else result.id, result.warning)
+        where = item.source if item is not None else result.id
+        for text in (result.notes, result.warning):
+            if text:
+                warning(where, text)
+        if result.status == "no_speech":
+            warning(where, result.error)
+            return
         if show and item is not None:
             from .schema import SegmentRecord
 
@@ -258,7 +263,7 @@ def annotate(
         logging.getLogger("speechannotator").debug("corpus run failed", exc_info=True)
         _fail(ray_address or out_dir, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
         sys.exit(1)
-    total = len(summary.done) + len(summary.skipped) + len(summary.failed)
+    total = len(summary.done) + len(summary.skipped) + len(summary.failed) + len(summary.no_speech)
     if total == 0:
         _fail(", ".join(map(str, paths)), "no audio files found")
         sys.exit(1)
@@ -270,6 +275,7 @@ def annotate(
             echo(f"exported {fmt} to {dest}", err=True)
     ok = len(summary.done) + len(summary.skipped)
     note = f"; {len(summary.partial)} with failed fields" if summary.partial else ""
+    note += f"; no speech found in {len(summary.no_speech)}" if summary.no_speech else ""
     echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)
     sys.exit(1 if summary.failed or summary.partial else 0)
 

@@ -20,6 +20,8 @@ class CorpusSummary:
     skipped: list[str] = field(default_factory=list)  # complete before this run
     failed: dict[str, str] = field(default_factory=dict)  # id (or input) -> one-line cause
     partial: dict[str, str] = field(default_factory=dict)  # id -> failed field predictions (written empty)
+    notes: dict[str, str] = field(default_factory=dict)  # id -> what reading its audio noticed (truncated)
+    no_speech: list[str] = field(default_factory=list)  # read, but no speech found: an empty output
     audio_seconds: float = 0.0  # of the done and skipped recordings
     wall_time_s: float = 0.0
     workers: int = 1
@@ -32,6 +34,12 @@ class CorpusSummary:
         if r.status == "failed":
             self.failed[r.id] = r.error or "failed"
             return
+        if r.notes:
+            self.notes[r.id] = r.notes
+        if r.status == "no_speech":
+            self.no_speech.append(r.id)
+            self.audio_seconds += r.duration  # processed all the same
+            return
         (self.done if r.status == "done" else self.skipped).append(r.id)
         if r.warning:
             self.partial[r.id] = r.warning
@@ -42,11 +50,13 @@ class CorpusSummary:
         return {
             "engine": self.engine,
             "workers": self.workers,
-            "recordings": len(self.done) + len(self.skipped) + len(self.failed),
+            "recordings": len(self.done) + len(self.skipped) + len(self.failed) + len(self.no_speech),
             "done": sorted(self.done),
             "skipped": sorted(self.skipped),
+            "no_speech": sorted(self.no_speech),
             "failed": [{"id": k, "cause": v} for k, v in sorted(self.failed.items())],
             "with_failed_fields": [{"id": k, "what": v} for k, v in sorted(self.partial.items())],
+            "with_warnings": [{"id": k, "what": v} for k, v in sorted(self.notes.items())],
             "audio_hours": round(hours, 6),
             "wall_time_s": round(self.wall_time_s, 3),
             "audio_hours_per_hour": round(hours / (self.wall_time_s / 3600), 3) if self.wall_time_s > 0 else 0.0,
