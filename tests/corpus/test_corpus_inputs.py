@@ -95,6 +95,42 @@ def test_jsonl_and_csv_manifests(tmp_path):
     assert two.id == "audio/b/y" and two.timeline == str(tmp_path.resolve() / "tl.json") and two.language is None
 
 
+def test_manifest_ids_from_absolute_paths_never_collide_and_duplicates_name_both_files(tmp_path):
+    from lhotse import Recording, RecordingSet
+
+    x = voices()[0]
+    for name in ("data/a/talk.wav", "data/b/talk.wav"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        sf.write(tmp_path / name, x, SR)
+    (tmp_path / "lists").mkdir()
+    m = tmp_path / "lists" / "m.jsonl"  # NeMo style: absolute paths outside the manifest's folder, no id
+    m.write_text(
+        "".join(
+            json.dumps({"audio_filepath": str(tmp_path / n)}) + "\n" for n in ("data/a/talk.wav", "data/b/talk.wav")
+        )
+    )
+    corpus = read_corpus([m])
+    assert corpus.errors == [] and [i.id for i in corpus.items] == ["a/talk", "b/talk"]
+
+    dup = tmp_path / "lists" / "dup.jsonl"
+    dup.write_text(
+        "".join(
+            json.dumps({"audio_filepath": str(tmp_path / n), "id": "talk"}) + "\n"
+            for n in ("data/a/talk.wav", "data/b/talk.wav")
+        )
+    )
+    [(where, cause)] = read_corpus([dup]).errors
+    assert str(tmp_path / "data/a/talk.wav") in cause and str(tmp_path / "data/b/talk.wav") in cause, cause
+    assert where == f"{dup}:2"
+
+    recs = RecordingSet.from_recordings(
+        Recording.from_file(tmp_path / n, recording_id="talk") for n in ("data/a/talk.wav", "data/b/talk.wav")
+    )
+    recs.to_file(tmp_path / "lists" / "recs.jsonl")
+    [(_, cause)] = read_corpus([tmp_path / "lists" / "recs.jsonl"]).errors
+    assert str(tmp_path / "data/a/talk.wav") in cause and str(tmp_path / "data/b/talk.wav") in cause, cause
+
+
 def test_lhotse_recordings_and_cuts(tmp_path):
     from lhotse import CutSet, Recording, RecordingSet
 
