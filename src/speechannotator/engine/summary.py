@@ -22,7 +22,8 @@ class CorpusSummary:
     partial: dict[str, str] = field(default_factory=dict)  # id -> failed field predictions (written empty)
     notes: dict[str, str] = field(default_factory=dict)  # id -> what reading its audio noticed (truncated)
     no_speech: list[str] = field(default_factory=list)  # read, but no speech found: an empty output
-    audio_seconds: float = 0.0  # of the done and skipped recordings
+    audio_seconds: float = 0.0  # of the done, no-speech and skipped recordings
+    processed_seconds: float = 0.0  # of those annotated by this run (not skipped): the throughput's
     wall_time_s: float = 0.0
     workers: int = 1
 
@@ -36,17 +37,20 @@ class CorpusSummary:
             return
         if r.notes:
             self.notes[r.id] = r.notes
+        self.audio_seconds += r.duration
         if r.status == "no_speech":
             self.no_speech.append(r.id)
-            self.audio_seconds += r.duration  # processed all the same
+            self.processed_seconds += r.duration
             return
         (self.done if r.status == "done" else self.skipped).append(r.id)
+        if r.status == "done":
+            self.processed_seconds += r.duration
         if r.warning:
             self.partial[r.id] = r.warning
-        self.audio_seconds += r.duration
 
     def to_json(self) -> dict[str, Any]:
         hours = self.audio_seconds / 3600
+        processed = self.processed_seconds / 3600
         return {
             "engine": self.engine,
             "workers": self.workers,
@@ -59,7 +63,9 @@ class CorpusSummary:
             "with_warnings": [{"id": k, "what": v} for k, v in sorted(self.notes.items())],
             "audio_hours": round(hours, 6),
             "wall_time_s": round(self.wall_time_s, 3),
-            "audio_hours_per_hour": round(hours / (self.wall_time_s / 3600), 3) if self.wall_time_s > 0 else 0.0,
+            "processed_audio_hours": round(processed, 6),
+            # this run's throughput: audio skipped as complete (a resume) is not work done
+            "audio_hours_per_hour": round(processed / (self.wall_time_s / 3600), 3) if self.wall_time_s > 0 else 0.0,
         }
 
     def write(self, out_dir: str | Path) -> Path:
