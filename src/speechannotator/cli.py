@@ -17,6 +17,7 @@ from .assets import AssetError
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
+from .export.where import PRESETS
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
 from .viewer.cli import view
@@ -325,7 +326,13 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
     multiple=True,
     help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).",
 )
-def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences):
+@click.option(
+    "--where",
+    help="Keep segments matching an expression over the quality columns and fields, "
+    'e.g. "mos >= 3.5 and overlap_s == 0 and duration >= 1" (docs/scale.md lists the columns).',
+)
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named --where (combined with --where by and).")
+def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences, where, preset):
     """Export an annotated corpus (OUT) to a training-ready format."""
     from .export import ExportFilter, export_corpus
 
@@ -335,13 +342,18 @@ def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, spea
         languages=frozenset(languages),
         speakers=frozenset(speakers),
         min_confidence=_confidence_bounds(confidences),
+        where=where,
+        preset=preset,
     )
+    kept: list[int] = []
     try:
-        path = export_corpus(out_dir, fmt, dest, filters, rate=rate)
+        path = export_corpus(out_dir, fmt, dest, filters, rate=rate, on_count=kept.append)
     except (OSError, ValueError) as exc:
         _fail(out_dir, str(exc).splitlines()[0])
         sys.exit(1)
-    echo(f"exported {fmt} to {path}", err=True)
+    if kept and kept[0] == 0:
+        warning(dest, "no segment matched the filters; the export is empty")
+    echo(f"exported {fmt} ({kept[0] if kept else 0} segments) to {path}", err=True)
 
 
 # Subcommands that live with their subsystems.

@@ -190,7 +190,9 @@ def test_filters(annotated, tmp_path):
     assert count() == 6
     assert count(min_duration=all_durations[2]) == 4
     assert count(max_duration=all_durations[0]) == 1
-    assert count(languages=frozenset({"en"})) == 6 and count(languages=frozenset({"zh"})) == 0
+    assert count(languages=frozenset({"en"})) == 6
+    with pytest.raises(ValueError, match="--language zh: no segment has this language"):
+        count(languages=frozenset({"zh"}))  # a clear error, not 0 rows
     assert count(speakers=frozenset({"spk_02"})) == 1
     assert count(speakers=frozenset({"audio/a/x:spk_01"})) == 1
     # Confidence bounds read the state's latest predictions.
@@ -203,9 +205,16 @@ def test_filters(annotated, tmp_path):
     bound = sorted(latest.values())[len(latest) // 2]
     want = sum(1 for v in latest.values() if v >= bound)
     assert count(min_confidence={"emotion": bound}) == want
-    assert count(min_confidence={"no_such_field": 0.0}) == 0
+    with pytest.raises(ValueError, match="'snr' is not an annotated field"):
+        count(min_confidence={"snr": 10.0})
+    with pytest.raises(ValueError, match="confidences lie between 0 and 1"):
+        count(min_confidence={"gender": 10.0})
+    with pytest.raises(ValueError, match="--min-duration 5 is above --max-duration 2"):
+        count(min_duration=5, max_duration=2)
+    with pytest.raises(ValueError, match="--speaker spk_09: no such speaker"):
+        count(speakers=frozenset({"spk_09"}))
     # Filters apply to files as well: an empty export is still a valid one.
-    ds_dir = export_corpus(annotated, "hf", tmp_path / "empty", filters=ExportFilter(languages=frozenset({"zh"})))
+    ds_dir = export_corpus(annotated, "hf", tmp_path / "empty", filters=ExportFilter(where="duration > 1000"))
     import datasets
 
     assert len(datasets.load_from_disk(str(ds_dir))) == 0
@@ -268,3 +277,82 @@ def test_annotate_export_flag_writes_the_export_after_the_run(tmp_path):
     assert [r["recording"] for r in rows] == ["audio/a/x", "audio/b/x"]
     assert (out / "exports" / "rttm" / "corpus.rttm").read_text().count("SPEAKER") == 2
     assert json.loads((out / "summary.json").read_text())["done"] == ["audio/a/x", "audio/b/x"]
+
+
+def test_every_segment_export_carries_the_quality_columns_with_null_for_missing_sources(annotated, tmp_path):
+    """Priors were off: evidence columns are null (never 0); computed columns have values."""
+    import datasets
+    from lhotse import load_manifest
+
+    from speechannotator.export.quality import QUALITY_COLUMNS
+
+    names = {c.name for c in QUALITY_COLUMNS} | {"tts_issues", "tts_issue_count"}
+    rows = [json.loads(x) for x in export_corpus(annotated, "jsonl", tmp_path / "q.jsonl").read_text().splitlines()]
+    clips = export_corpus(annotated, "clips", tmp_path / "clips")
+    meta = [json.loads(x) for x in (clips / "metadata.jsonl").read_text().splitlines()]
+    ds = datasets.load_from_disk(str(export_corpus(annotated, "hf", tmp_path / "hf")))
+    sups = load_manifest(export_corpus(annotated, "lhotse", tmp_path / "lh") / "supervisions.jsonl.gz")
+    assert all(names <= set(r) for r in rows + meta) and names <= set(ds.column_names)
+    assert all(names - {"duration"} <= set(s.custom) for s in sups)
+    for r in rows:
+        assert r["mos"] is None and r["snr_db"] is None and r["overlap_s"] is None  # no source: null
+        assert r["words_per_s"] > 0 and r["chars_per_s"] > r["words_per_s"]
+        assert r["conf_gender"] == r["confidence"]["gender"]
+        assert r["tts_issue_count"] == len(r["tts_issues"])
+        assert ("too_short" in r["tts_issues"]) == (r["duration"] < 1.0)
+    first = ds.remove_columns("audio")[0]
+    assert first["mos"] is None and first["tts_issues"] == rows[0]["tts_issues"]
+
+
+def test_where_expressions_and_presets_select_what_they_say(annotated, tmp_path):
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    rows = [json.loads(x) for x in export_corpus(annotated, "jsonl", tmp_path / "a.jsonl").read_text().splitlines()]
+
+    def ids(**kw):
+        return [s.uid for r in corpus_view(annotated, ExportFilter(**kw)) for s in r.segments]
+
+    cut = sorted(r["duration"] for r in rows)[3]
+    assert ids(where=f"duration >= {cut}") == [r["id"] for r in rows if r["duration"] >= cut]
+    assert ids(where=f"{cut} <= duration <= 100") == ids(where=f"duration >= {cut}")  # chained, turned around
+    assert ids(where=f"not duration >= {cut}") == [r["id"] for r in rows if r["duration"] < cut]
+    assert ids(where="speaker_id == 'spk_02' or recording in ['row/0']") == [
+        r["id"] for r in rows if r["speaker_id"] == "spk_02" or r["recording"] == "row/0"
+    ]
+    assert ids(where="'too_short' in tts_issues") == [r["id"] for r in rows if "too_short" in r["tts_issues"]]
+    assert ids(where="mos == null") == [r["id"] for r in rows] and ids(where="mos >= 3.5") == []  # null never passes
+    assert ids(preset="tts-clean") == [r["id"] for r in rows if not r["tts_issues"]]
+    assert ids(preset="tts-clean", where=f"duration >= {cut}") == [
+        r["id"] for r in rows if not r["tts_issues"] and r["duration"] >= cut
+    ]
+    bad = {
+        "mos >= 6": "mos only takes values from 1.0 to 5.0",
+        "duration > 5 and duration < 2": "duration > 5 and duration < 2: an empty range",
+        "snr > 10": "unknown column 'snr'",
+        "gender >= 0.5": "gender is a text column",
+        "duration == 'long'": "duration is a number column",
+        "__import__('os').system('true')": "not a comparison",
+        "duration >= 1 or": "cannot parse",
+        "mos > duration": "compare a column with a value",
+        "tts_issues == 'music'": "tts_issues is a list",
+    }
+    for text, message in bad.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ids(where=text)
+    with pytest.raises(ValueError, match="unknown preset"):
+        ids(preset="nope")
+    # The CLI: the issue's example runs (null mos keeps nothing here: a warning, exit 0); errors exit 1.
+    where = "mos >= 3.5 and overlap_s == 0 and duration >= 1"
+    res = CliRunner().invoke(
+        main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "w"), "--where", where]
+    )
+    assert res.exit_code == 0 and "no segment matched the filters; the export is empty" in res.output, res.output
+    res = CliRunner().invoke(
+        main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "p"), "--preset", "tts-clean"]
+    )
+    assert res.exit_code == 0 and f"({len(ids(preset='tts-clean'))} segments)" in res.output, res.output
+    for args in (["--where", "snr > 1"], ["--language", "english"], ["--min-confidence", "snr=10"]):
+        res = CliRunner().invoke(main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "e"), *args])
+        assert res.exit_code == 1 and "error:" in res.output, (args, res.output)

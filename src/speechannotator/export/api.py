@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from .corpus_view import ExportFilter, corpus_view
@@ -20,6 +21,7 @@ def export_corpus(
     *,
     rate: str = "16000",
     record: bool = True,
+    on_count: Callable[[int], None] | None = None,
 ) -> Path:
     """Export the complete recordings of an annotation folder to `dest` in `fmt` (see EXPORT_FORMATS).
 
@@ -27,8 +29,10 @@ def export_corpus(
     (dest itself when it has the format's extension, else a file inside dest); srt and vtt one file
     per recording; lhotse and labelstudio a folder of manifests. The export is recorded in
     OUT/exports.json (`record`), so that a correction on the review page writes it again.
+    Filters that can never match are a ValueError naming the filter; `on_count` gets the number
+    of segments kept (0: an empty export, which the CLI warns about).
     """
-    path = _export(out_dir, fmt, dest, filters, rate)
+    path = _export(out_dir, fmt, dest, filters, rate, on_count)
     if record:
         from ..output.files import OutputError
 
@@ -39,10 +43,19 @@ def export_corpus(
     return path
 
 
-def _export(out_dir: str | Path, fmt: str, dest: str | Path, filters: ExportFilter | None, rate: str) -> Path:
+def _export(
+    out_dir: str | Path,
+    fmt: str,
+    dest: str | Path,
+    filters: ExportFilter | None,
+    rate: str,
+    on_count: Callable[[int], None] | None = None,
+) -> Path:
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
     view = corpus_view(out_dir, filters)
+    if on_count is not None:
+        on_count(sum(len(r.segments) for r in view))
     dest = Path(dest)
     if fmt == "clips":
         from .clips import export_clips

@@ -26,6 +26,8 @@ def filters_from(d: dict[str, Any]) -> ExportFilter:
         languages=frozenset(d.get("languages", ())),
         speakers=frozenset(d.get("speakers", ())),
         min_confidence=dict(d.get("min_confidence", {})),
+        where=d.get("where"),
+        preset=d.get("preset"),
     )
 
 

@@ -23,6 +23,7 @@ def segment_row(rec: ExportRecording, seg: ExportSegment) -> dict[str, Any]:
         "speaker": seg.speaker,
         **seg.record,  # text, times in ms and the 15 attributes, as in OUT/<id>.json
         "confidence": dict(sorted(seg.confidence.items())),
+        **seg.quality,  # export/quality.py: quality and confidence columns, tts_issues (None: no source)
     }
 
 
