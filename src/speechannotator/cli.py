@@ -309,11 +309,21 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
 )
 @click.option(
     "--rate",
-    type=click.Choice(["16000", "source"]),
+    type=click.Choice(["16000", "22050", "24000", "44100", "source"]),
     default="16000",
     show_default=True,
-    help="clips and hf: audio at 16 kHz or at the source's rate.",
+    help="clips and hf: the clips' sample rate (or the source's own).",
 )
+@click.option(
+    "--loudness", type=float, help="clips and hf: normalise each clip to this BS.1770 loudness (LUFS, e.g. -23)."
+)
+@click.option(
+    "--edges",
+    type=float,
+    default=0.0,
+    help="clips and hf: seconds to widen (> 0, with the recording's audio) or trim (< 0) each segment edge.",
+)
+@click.option("--pad", type=float, default=0.0, help="clips and hf: seconds of silence added at each end of a clip.")
 @click.option("--min-duration", type=float, help="Keep segments at least this long (seconds).")
 @click.option("--max-duration", type=float, help="Keep segments at most this long (seconds).")
 @click.option("--language", "languages", multiple=True, help="Keep segments in this language (repeatable).")
@@ -332,9 +342,25 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
     'e.g. "mos >= 3.5 and overlap_s == 0 and duration >= 1" (docs/scale.md lists the columns).',
 )
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named --where (combined with --where by and).")
-def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences, where, preset):
+def export(
+    out_dir,
+    fmt,
+    dest,
+    rate,
+    loudness,
+    edges,
+    pad,
+    min_duration,
+    max_duration,
+    languages,
+    speakers,
+    confidences,
+    where,
+    preset,
+):
     """Export an annotated corpus (OUT) to a training-ready format."""
     from .export import ExportFilter, export_corpus
+    from .export.audio_source import ClipOptions
 
     filters = ExportFilter(
         min_duration=min_duration,
@@ -347,7 +373,8 @@ def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, spea
     )
     kept: list[int] = []
     try:
-        path = export_corpus(out_dir, fmt, dest, filters, rate=rate, on_count=kept.append)
+        clip = ClipOptions(rate=rate, loudness=loudness, edges=edges, pad=pad)
+        path = export_corpus(out_dir, fmt, dest, filters, clip=clip, on_count=kept.append)
     except (OSError, ValueError) as exc:
         _fail(out_dir, str(exc).splitlines()[0])
         sys.exit(1)

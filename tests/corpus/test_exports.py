@@ -356,3 +356,63 @@ def test_where_expressions_and_presets_select_what_they_say(annotated, tmp_path)
     for args in (["--where", "snr > 1"], ["--language", "english"], ["--min-confidence", "snr=10"]):
         res = CliRunner().invoke(main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "e"), *args])
         assert res.exit_code == 1 and "error:" in res.output, (args, res.output)
+
+
+FRESH_READER = """
+import io, json, sys
+sys.modules["torchcodec"] = None  # a fresh machine: datasets and soundfile, no torchcodec, no FFmpeg
+import datasets, soundfile as sf
+ds = datasets.load_from_disk(sys.argv[1])
+out = []
+for i in (0, len(ds) - 1):
+    row = ds[i]
+    x, sr = sf.read(io.BytesIO(row["audio"]["bytes"]), dtype="float32")
+    out.append({"sr": sr, "n": len(x), "rate": row["sample_rate"], "span": row["clip_end"] - row["clip_start"]})
+print(json.dumps({"rows": len(ds), "decode": ds.features["audio"].decode, "read": out}))
+"""
+
+
+def test_hf_export_streams_into_shards_and_decodes_without_torchcodec(annotated, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    import speechannotator.export.hf_export as hf
+
+    monkeypatch.setattr(hf, "MAX_SHARD_SIZE", "20KB")  # several shards from a small corpus
+    monkeypatch.setattr(hf, "WRITER_BATCH_ROWS", 2)
+    dest = export_corpus(annotated, "hf", tmp_path / "hf", rate="24000")
+    assert len(list(dest.glob("data-*.arrow"))) > 1
+    assert not list(tmp_path.glob(".hf-build-*"))  # the streaming cache is gone
+    res = subprocess.run([sys.executable, "-c", FRESH_READER, str(dest)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["rows"] == 6 and got["decode"] is False
+    for r in got["read"]:
+        assert r["sr"] == r["rate"] == 24000 and abs(r["n"] / r["sr"] - r["span"]) < 0.002
+
+
+@pytest.mark.parametrize("rate", ["22050", "44100"])
+def test_clip_rates_loudness_edges_and_padding(annotated, tmp_path, rate):
+    import pyloudnorm
+
+    from speechannotator.export.audio_source import ClipOptions
+
+    clip = ClipOptions(rate=rate, loudness=-23.0, edges=0.1, pad=0.05)
+    dest = export_corpus(annotated, "clips", tmp_path / "c", clip=clip)
+    meta = [json.loads(x) for x in (dest / "metadata.jsonl").read_text().splitlines()]
+    assert len(meta) == 6
+    for m in meta:
+        x, sr = sf.read(dest / m["file_name"], dtype="float32")
+        assert sr == m["sample_rate"] == int(rate)
+        assert m["clip_start"] == max(0.0, round(m["start"] - 0.1, 3))  # widened by the recording's audio
+        assert abs(len(x) / sr - (m["clip_end"] - m["clip_start"] + 0.1)) < 0.002  # plus 50 ms silence each end
+        pad = int(0.05 * sr)
+        assert not np.any(x[:pad]) and not np.any(x[-pad:])
+        inner = x[pad:-pad]
+        if len(inner) >= 0.4 * sr:
+            assert pyloudnorm.Meter(sr).integrated_loudness(inner.astype(np.float64)) == pytest.approx(-23.0, abs=0.6)
+    trimmed = export_corpus(annotated, "clips", tmp_path / "t", clip=ClipOptions(edges=-0.1))
+    rows = [json.loads(x) for x in (trimmed / "metadata.jsonl").read_text().splitlines()]
+    assert all(r["clip_end"] - r["clip_start"] == pytest.approx(r["duration"] - 0.2, abs=0.002) for r in rows)
+    with pytest.raises(ValueError, match="clip rate must be one of"):
+        export_corpus(annotated, "clips", tmp_path / "bad", clip=ClipOptions(rate="8000"))
