@@ -383,6 +383,20 @@ def export(
     echo(f"exported {fmt} ({kept[0] if kept else 0} segments) to {path}", err=True)
 
 
+@main.command()
+@click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def report(out_dir):
+    """Write OUT/report.html: hours per voice, language and channel, distributions, quality, presets."""
+    from .report import write_report
+
+    try:
+        path = write_report(out_dir)
+    except (OSError, ValueError) as exc:
+        _fail(out_dir, str(exc).splitlines()[0])
+        sys.exit(1)
+    echo(f"report written to {path}", err=True)
+
+
 # Subcommands that live with their subsystems.
 main.add_command(eval_group)
 main.add_command(bench_group)

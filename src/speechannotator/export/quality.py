@@ -123,6 +123,7 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
     Column("asr_word_logprob", "ln p", "mean log-probability of the ASR words", _word_logprob, None, 0.0),
     Column("asr_avg_logprob", "ln p", "ASR average token log-probability", _state_number("avg_logprob"), None, 0.0),
     Column("asr_no_speech_prob", "prob", "ASR no-speech probability", _state_number("no_speech_prob"), 0.0, 1.0),
+    Column("pitch_hz", "Hz", "median F0 of the segment", _evidence("pitch.median_hz"), 0.0, 2000.0),
     Column("language_prob", "prob", "language identification probability", _state_number("language_probability"), 0, 1),
     Column("chars_per_s", "1/s", "letters and digits per second of the transcript", _chars_per_s, 0.0, None),
     Column("words_per_s", "1/s", "words (CJK: characters) per second", _words_per_s, 0.0, None),
