@@ -188,8 +188,14 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
     type=click.Choice(EXPORT_FORMATS),
     help="Also export the corpus to OUT/exports/FORMAT (repeatable).",
 )
+@click.option(
+    "--speakers",
+    "enroll",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of named example clips (NAME.wav or NAME/*.wav): those voices get NAME as corpus_speaker_id.",
+)
 def annotate(
-    paths, out_dir, config_path, timeline, show, quiet, verbose, engine, ray_address, workers, export, **flags
+    paths, out_dir, config_path, timeline, show, quiet, verbose, engine, ray_address, workers, export, enroll, **flags
 ):
     """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
     if verbose:  # the same as `speechannotator -v annotate`
@@ -253,6 +259,7 @@ def annotate(
             ray_options=ray_opts,
             progress=not quiet,
             on_result=report,
+            enroll=enroll,
         )
     except AssetError as exc:
         _fail("--llm", str(exc))
@@ -275,6 +282,8 @@ def annotate(
             dest = export_corpus(out_dir, fmt, out_dir / "exports" / fmt)
             echo(f"exported {fmt} to {dest}", err=True)
     ok = len(summary.done) + len(summary.skipped)
+    if summary.speaker_error:
+        warning(out_dir, f"corpus speaker ids not joined: {summary.speaker_error}")
     note = f"; {len(summary.partial)} with failed fields" if summary.partial else ""
     note += f"; no speech found in {len(summary.no_speech)}" if summary.no_speech else ""
     echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)

@@ -26,6 +26,8 @@ class CorpusSummary:
     processed_seconds: float = 0.0  # of those annotated by this run (not skipped): the throughput's
     wall_time_s: float = 0.0
     workers: int = 1
+    voices: int | None = None  # corpus speaker ids joined (OUT/speakers.jsonl); None: not joined
+    speaker_error: str = ""  # why the corpus speaker step could not run
 
     @property
     def ok(self) -> bool:
@@ -61,6 +63,8 @@ class CorpusSummary:
             "failed": [{"id": k, "cause": v} for k, v in sorted(self.failed.items())],
             "with_failed_fields": [{"id": k, "what": v} for k, v in sorted(self.partial.items())],
             "with_warnings": [{"id": k, "what": v} for k, v in sorted(self.notes.items())],
+            "voices": self.voices,
+            **({"speaker_error": self.speaker_error} if self.speaker_error else {}),
             "audio_hours": round(hours, 6),
             "wall_time_s": round(self.wall_time_s, 3),
             "processed_audio_hours": round(processed, 6),

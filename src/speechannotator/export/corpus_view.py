@@ -14,6 +14,7 @@ from typing import Any
 
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
+from ..corpus.speakers import read_speaker_map
 from ..pipeline import STATE_FILE
 from ..schema import FIELDS
 from ..state import StateStore
@@ -94,12 +95,13 @@ class ExportSegment:
     record: dict[str, Any]  # the output object, as in OUT/<id>.json
     confidence: dict[str, float]  # field -> the latest review round's confidence
     quality: dict[str, Any] = field(default_factory=dict)  # export/quality.py: the quality columns
+    corpus_speaker: str | None = None  # the voice's id across the corpus (OUT/speakers.jsonl)
 
     @property
     def columns(self) -> dict[str, Any]:
         """What --where sees: the quality columns and the record's text fields."""
         text = {k: self.record.get(k) for k in TEXT_NAMES if k in self.record}
-        return {**text, "recording": self.rec, **self.quality}
+        return {**text, "recording": self.rec, "corpus_speaker_id": self.corpus_speaker, **self.quality}
 
     @property
     def start(self) -> float:
@@ -146,6 +148,7 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
     filters = filters or ExportFilter()
     filters.check()
     manifest = read_manifest(out)
+    voices = read_speaker_map(out)
     view = []
     languages: set[str] = set()
     speakers: set[str] = set()
@@ -173,7 +176,13 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
                 duration = max(0.0, (d["end_time"] - d["start_time"]) / 1000.0)
                 sources = SegmentSources(duration, d, table.get(key, {"key": key}), evidence, c)
                 seg = ExportSegment(
-                    rec=rec["rec"], index=i, key=key, record=d, confidence=c, quality=quality_values(sources)
+                    rec=rec["rec"],
+                    index=i,
+                    key=key,
+                    record=d,
+                    confidence=c,
+                    quality=quality_values(sources),
+                    corpus_speaker=voices.get(f"{rec['rec']}:{d.get('speaker_id')}"),
                 )
                 languages.add(str(d.get("language", "")))
                 speakers.update((str(d.get("speaker_id", "")), seg.speaker))
