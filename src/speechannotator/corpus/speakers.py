@@ -167,14 +167,16 @@ def _names(
     used: set[str] = set()
     for sim, name, i in pairs:  # best matches first, one to one
         if sim >= threshold and names[i] is None and name not in used:
-            names[i], _ = name, used.add(name)
+            names[i] = name
+            used.add(name)
     old = {m: r["id"] for r in previous for m in r.get("members", [])}
     for i, g in enumerate(groups):
         if names[i] is None:
             votes = Counter(old[c.member] for c in g if c.member in old and old[c.member] not in used)
             if votes:
                 best = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-                names[i], _ = best, used.add(best)
+                names[i] = best
+                used.add(best)
     taken = {r["id"] for r in previous} | used
     n = 0
     for i in range(len(groups)):
@@ -185,6 +187,15 @@ def _names(
             names[i] = f"voice_{n:03d}"
             taken.add(names[i])
     return [str(x) for x in names]
+
+
+def _most_heard(segments: list, field: str) -> str | None:
+    """The value of `field` annotated on most of the voice's speech."""
+    votes: Counter[str] = Counter()
+    for _, s in segments:
+        if s.record.get(field):
+            votes[str(s.record[field])] += s.duration
+    return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if votes else None
 
 
 def build_speaker_registry(
@@ -218,14 +229,6 @@ def build_speaker_registry(
         mapping.update(dict.fromkeys(members, name))
         mine = [pair for c in g for pair in segs.get((c.rec, c.speaker), [])]
         hours = sum(s.duration for _, s in mine) / 3600
-
-        def _most(field: str, mine=mine) -> str | None:
-            votes: Counter[str] = Counter()
-            for _, s in mine:
-                if s.record.get(field):
-                    votes[str(s.record[field])] += s.duration
-            return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if votes else None
-
         pitches = sorted(s.quality.get("pitch_hz") for _, s in mine if s.quality.get("pitch_hz") is not None)
         best = max(mine, key=lambda p: (p[1].duration, p[1].uid), default=None)
         rows.append(
@@ -236,8 +239,8 @@ def build_speaker_registry(
                 "recordings": sorted({c.rec for c in g}),
                 "hours": round(hours, 6),
                 "segments": len(mine),
-                "gender": _most("gender"),
-                "age": _most("age"),
+                "gender": _most_heard(mine, "gender"),
+                "age": _most_heard(mine, "age"),
                 "pitch_hz_median": round(pitches[len(pitches) // 2], 1) if pitches else None,
                 "representative": None
                 if best is None
