@@ -28,6 +28,7 @@ def test_every_settings_flag_maps_onto_a_config_field():
         "ray_address",
         "workers",
         "export",
+        "enroll",  # named example voices for the corpus speaker ids
     }
     assert {p.name for p in annotate.params} - not_settings == set(CONFIG_FLAGS)
     for field, implied in CONFIG_FLAGS.values():

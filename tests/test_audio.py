@@ -107,6 +107,38 @@ def test_truncated_wav_body_is_read_up_to_the_cut(tmp_path, speech):
     p.write_bytes(data[: len(data) // 2])
     a = load_audio(p)
     assert 0.4 * len(speech) / SR < a.duration < 0.6 * len(speech) / SR
+    assert len(a.notes) == 1 and "truncated" in a.notes[0]  # read, and said so
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, speech, SR, subtype="PCM_16")
+    assert load_audio(whole).notes == ()
+
+
+def test_truncated_mp3_is_read_with_a_note(tmp_path, speech):
+    p = tmp_path / "t.mp3"
+    sf.write(p, speech, SR, format="MP3")
+    assert load_audio(p).notes == ()
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+    a = load_audio(p)
+    assert a.duration < 0.7 * len(speech) / SR
+    assert len(a.notes) == 1 and "truncated" in a.notes[0] and f"{len(speech) / SR:.2f} s" in a.notes[0]
+
+
+def test_a_corrupt_header_is_called_corrupt_not_too_short(tmp_path, speech):
+    import struct
+
+    sf.write(tmp_path / "ok.wav", speech, SR, subtype="PCM_16")
+    data = bytearray((tmp_path / "ok.wav").read_bytes())
+    small = bytearray(data)
+    i = small.find(b"data")
+    small[i + 4 : i + 8] = struct.pack("<I", 100)  # the data chunk claims 100 bytes of a whole file
+    (tmp_path / "small.wav").write_bytes(small)
+    msg = _check_error(tmp_path / "small.wav", "corrupt header")
+    assert "too short" not in msg
+    fmt = bytearray(data)
+    fmt[20:22] = struct.pack("<H", 77)  # an unknown format code
+    (tmp_path / "fmt.wav").write_bytes(fmt)
+    _check_error(tmp_path / "fmt.wav", "corrupt WAV header")
 
 
 def test_nan_samples(tmp_path, speech):

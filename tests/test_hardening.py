@@ -525,11 +525,13 @@ def test_case15_quiet_decoder_and_eval_without_matches(talk, tmp_path, capfd):
 
 def test_a_recording_without_speech_is_an_empty_annotation_not_a_failure(tmp_path):
     # Faint noise only: the timeline finds no speech. That is a result (no segments), not a
-    # state reset, so the recording is done and its JSON is an empty list.
+    # state reset, so its JSON is an empty list; it is reported as such, not counted as annotated.
     wav = tmp_path / "hiss.wav"
     sf.write(wav, (0.001 * np.random.default_rng(0).standard_normal(SR * 6)).astype(np.float32), SR)
     out = tmp_path / "out"
     res = run("annotate", wav, "-o", out, *FAST, "--no-print")
     assert res.exit_code == 0, res.output
     assert json.loads((out / "hiss.json").read_text()) == []
-    assert json.loads((out / "summary.json").read_text())["done"] == ["hiss"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["done"] == [] and summary["no_speech"] == ["hiss"]
+    assert "hiss.wav: no speech found" in res.output and "annotated 0/1 recording(s)" in res.output

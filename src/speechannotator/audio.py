@@ -10,11 +10,12 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,20 @@ DC_OFFSET_MIN = 1e-3  # a channel mean above this (full scale 1) is a DC offset,
 # A down-mix this much quieter than its loudest channel means the channels cancel (phase-inverted
 # stereo); averaging would erase the speech, so the loudest channel is used alone.
 CANCELLATION_RATIO = 0.1
+# Decoded audio this much shorter than its header declares is a truncated file (worth a warning).
+TRUNCATED_FRACTION = 0.98
+# File signatures of containers: a file that starts with one yet cannot be parsed has a corrupt header.
+AUDIO_SIGNATURES = (
+    (b"RIFF", "WAV"),
+    (b"RF64", "WAV"),
+    (b"FORM", "AIFF"),
+    (b"fLaC", "FLAC"),
+    (b"OggS", "Ogg"),
+    (b"ID3", "MP3"),
+)
+# Bytes per sample of uncompressed subtypes, and what a header plus metadata may take besides samples.
+PCM_BYTES = {"PCM_U8": 1, "PCM_S8": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4, "DOUBLE": 8}
+HEADER_SLACK_BYTES = 64 * 1024
 AUDIO_EXTENSIONS = (
     ".wav",
     ".flac",
@@ -59,6 +74,8 @@ class Audio:
     path: str
     original_sample_rate: int
     original_channels: int
+    # What decoding noticed but could still read (a truncated file): shown to the user as warnings.
+    notes: tuple[str, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -100,16 +117,56 @@ def _quiet_native_stderr() -> Iterator[None]:
                 log.debug("decoder messages: %s", noise)
 
 
-def _read_soundfile(path: Path) -> tuple[np.ndarray, int]:
+# libsndfile's parse log: "data : 128000 (should be 63978)" names a chunk cut short; "*** ..." lines
+# are chunks it could not parse (a corrupt header).
+_SHOULD_BE = re.compile(r"^\s*data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+_PARSER_ERRORS = re.compile(r"^\*\*\* (.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    data: np.ndarray  # (frames, channels)
+    sr: int
+    declared_s: float | None = None  # the duration the header states, where it states one
+    header_errors: tuple[str, ...] = ()  # what the container parser could not make sense of
+    hidden_s: float = 0.0  # uncompressed audio the file's bytes could hold beyond what the header declares
+
+    def corrupt_header(self, min_duration: float) -> bool:
+        """A file too short to annotate whose bytes say otherwise: its header hides the data."""
+        got = self.data.shape[0] / self.sr
+        return got < min_duration and (bool(self.header_errors) or self.hidden_s >= min_duration)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        got = self.data.shape[0] / self.sr
+        if self.declared_s and got < TRUNCATED_FRACTION * self.declared_s:
+            return (f"the file is truncated: decoded {got:.2f} s of the {self.declared_s:.2f} s its header declares",)
+        return ()
+
+
+def _read_soundfile(path: Path) -> _Decoded:
     import soundfile as sf
 
     with _quiet_native_stderr():
-        check_sample_rate(sf.info(str(path)).samplerate)
+        info = sf.info(str(path))
+        check_sample_rate(info.samplerate)
         data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    return data, sr
+    declared = info.frames / info.samplerate if info.frames > 0 else None
+    extra = info.extra_info or ""
+    cut = _SHOULD_BE.search(extra)
+    if cut and int(cut.group(1)) > int(cut.group(2)) and info.format in ("WAV", "WAVEX", "RF64", "AIFF"):
+        # The data chunk is shorter than its header says: libsndfile reads what is there.
+        declared = int(cut.group(1)) / max(1, int(cut.group(2))) * data.shape[0] / sr
+    hidden_s = 0.0
+    width = PCM_BYTES.get(info.subtype)
+    if width:  # uncompressed: the bytes not covered by the declared frames, as seconds of audio
+        unexplained = path.stat().st_size - info.frames * info.channels * width - HEADER_SLACK_BYTES
+        hidden_s = max(0.0, unexplained / (info.samplerate * info.channels * width))
+    errors = tuple(m.strip() for m in _PARSER_ERRORS.findall(extra))
+    return _Decoded(data, sr, declared, errors, hidden_s)
 
 
-def _read_av(path: Path) -> tuple[np.ndarray, int]:
+def _read_av(path: Path) -> _Decoded:
     import av
 
     try:
@@ -134,12 +191,25 @@ def _read_av(path: Path) -> tuple[np.ndarray, int]:
                 raise AudioError(f"audio stream cannot be decoded ({exc.__class__.__name__})") from exc
             raise AudioError("audio stream is truncated or corrupt") from exc
     if not chunks:
-        return np.zeros((0, 1), dtype=np.float32), int(sr or SAMPLE_RATE)
+        return _Decoded(np.zeros((0, 1), dtype=np.float32), int(sr or SAMPLE_RATE))
     data = np.concatenate(chunks, axis=1).T.astype(np.float32)
-    return data, int(sr)
+    return _Decoded(data, int(sr))
 
 
-def _decode(path: Path) -> tuple[np.ndarray, int]:
+def _audio_magic(path: Path) -> str | None:
+    """The container a file's first bytes announce (None: no known signature)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return None
+    for sig, name in AUDIO_SIGNATURES:
+        if head.startswith(sig) or (name == "WAV" and head[8:12] == b"WAVE"):
+            return name
+    return None
+
+
+def _decode_checked(path: Path) -> _Decoded:
     import soundfile as sf
 
     try:
@@ -155,9 +225,17 @@ def _decode(path: Path) -> tuple[np.ndarray, int]:
     except AudioError:
         raise
     except Exception as exc:  # PyAV raises many error classes; all mean "cannot decode"
+        magic = _audio_magic(path)
+        if magic is not None:  # it says it is audio, yet neither decoder can parse it
+            raise AudioError(f"corrupt {magic} header (the file starts as {magic} but cannot be parsed)") from exc
         raise AudioError(
             f"not a readable audio file ({exc.__class__.__name__}: {str(exc).splitlines()[0][:80]})"
         ) from exc
+
+
+def _decode(path: Path) -> tuple[np.ndarray, int]:
+    d = _decode_checked(path)
+    return d.data, d.sr
 
 
 def resample(samples: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndarray:
@@ -220,8 +298,16 @@ def load_audio(path: str | Path, *, min_duration: float = MIN_DURATION) -> Audio
     """Load any common audio file as 16 kHz mono float32, or raise AudioError."""
     p = Path(path)
     check_audio_file(p)
-    data, sr = _decode(p)
-    return audio_from_array(data, sr, str(p), min_duration=min_duration)
+    d = _decode_checked(p)
+    got = d.data.shape[0] / d.sr
+    if d.corrupt_header(min_duration):
+        # Not a short recording: its header hides the data (a wrong chunk size, a garbled marker).
+        why = f" ({d.header_errors[0][:80]})" if d.header_errors else ""
+        raise AudioError(f"corrupt header: it declares {got:.2f} s of audio in a {p.stat().st_size}-byte file{why}")
+    audio = audio_from_array(d.data, d.sr, str(p), min_duration=min_duration)
+    for note in d.notes:
+        log.info("%s: %s", p, note)
+    return replace(audio, notes=d.notes) if d.notes else audio
 
 
 def audio_from_array(data: np.ndarray, sr: int, name: str, *, min_duration: float = MIN_DURATION) -> Audio:

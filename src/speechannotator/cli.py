@@ -17,6 +17,7 @@ from .assets import AssetError
 from .config import load_config
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
+from .export.where import PRESETS
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
 from .viewer.cli import import_group, view
@@ -187,8 +188,14 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
     type=click.Choice(EXPORT_FORMATS),
     help="Also export the corpus to OUT/exports/FORMAT (repeatable).",
 )
+@click.option(
+    "--speakers",
+    "enroll",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of named example clips (NAME.wav or NAME/*.wav): those voices get NAME as corpus_speaker_id.",
+)
 def annotate(
-    paths, out_dir, config_path, timeline, show, quiet, verbose, engine, ray_address, workers, export, **flags
+    paths, out_dir, config_path, timeline, show, quiet, verbose, engine, ray_address, workers, export, enroll, **flags
 ):
     """Annotate a corpus (files, folders, JSONL/CSV/Lhotse manifests, datasets folders) into OUT/<id>.json."""
     if verbose:  # the same as `speechannotator -v annotate`
@@ -216,8 +223,13 @@ def annotate(
         if result.status == "failed":
             _fail(item.source if item is not None else result.id, result.error or "failed")
             return
-        if result.warning:
-            warning(item.source if item is not None else result.id, result.warning)
+        where = item.source if item is not None else result.id
+        for text in (result.notes, result.warning):
+            if text:
+                warning(where, text)
+        if result.status == "no_speech":
+            warning(where, result.error)
+            return
         if show and item is not None:
             from .schema import SegmentRecord
 
@@ -247,6 +259,7 @@ def annotate(
             ray_options=ray_opts,
             progress=not quiet,
             on_result=report,
+            enroll=enroll,
         )
     except AssetError as exc:
         _fail("--llm", str(exc))
@@ -258,7 +271,7 @@ def annotate(
         logging.getLogger("speechannotator").debug("corpus run failed", exc_info=True)
         _fail(ray_address or out_dir, f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}")
         sys.exit(1)
-    total = len(summary.done) + len(summary.skipped) + len(summary.failed)
+    total = len(summary.done) + len(summary.skipped) + len(summary.failed) + len(summary.no_speech)
     if total == 0:
         _fail(", ".join(map(str, paths)), "no audio files found")
         sys.exit(1)
@@ -269,7 +282,10 @@ def annotate(
             dest = export_corpus(out_dir, fmt, out_dir / "exports" / fmt)
             echo(f"exported {fmt} to {dest}", err=True)
     ok = len(summary.done) + len(summary.skipped)
+    if summary.speaker_error:
+        warning(out_dir, f"corpus speaker ids not joined: {summary.speaker_error}")
     note = f"; {len(summary.partial)} with failed fields" if summary.partial else ""
+    note += f"; no speech found in {len(summary.no_speech)}" if summary.no_speech else ""
     echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)
     sys.exit(1 if summary.failed or summary.partial else 0)
 
@@ -302,11 +318,21 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
 )
 @click.option(
     "--rate",
-    type=click.Choice(["16000", "source"]),
+    type=click.Choice(["16000", "22050", "24000", "44100", "source"]),
     default="16000",
     show_default=True,
-    help="clips and hf: audio at 16 kHz or at the source's rate.",
+    help="clips and hf: the clips' sample rate (or the source's own).",
 )
+@click.option(
+    "--loudness", type=float, help="clips and hf: normalise each clip to this BS.1770 loudness (LUFS, e.g. -23)."
+)
+@click.option(
+    "--edges",
+    type=float,
+    default=0.0,
+    help="clips and hf: seconds to widen (> 0, with the recording's audio) or trim (< 0) each segment edge.",
+)
+@click.option("--pad", type=float, default=0.0, help="clips and hf: seconds of silence added at each end of a clip.")
 @click.option("--min-duration", type=float, help="Keep segments at least this long (seconds).")
 @click.option("--max-duration", type=float, help="Keep segments at most this long (seconds).")
 @click.option("--language", "languages", multiple=True, help="Keep segments in this language (repeatable).")
@@ -319,9 +345,31 @@ def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:
     multiple=True,
     help="FIELD=VALUE: keep segments whose FIELD confidence in the state is at least VALUE (repeatable).",
 )
-def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, speakers, confidences):
+@click.option(
+    "--where",
+    help="Keep segments matching an expression over the quality columns and fields, "
+    'e.g. "mos >= 3.5 and overlap_s == 0 and duration >= 1" (docs/scale.md lists the columns).',
+)
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), help="A named --where (combined with --where by and).")
+def export(
+    out_dir,
+    fmt,
+    dest,
+    rate,
+    loudness,
+    edges,
+    pad,
+    min_duration,
+    max_duration,
+    languages,
+    speakers,
+    confidences,
+    where,
+    preset,
+):
     """Export an annotated corpus (OUT) to a training-ready format."""
     from .export import ExportFilter, export_corpus
+    from .export.audio_source import ClipOptions
 
     filters = ExportFilter(
         min_duration=min_duration,
@@ -329,13 +377,33 @@ def export(out_dir, fmt, dest, rate, min_duration, max_duration, languages, spea
         languages=frozenset(languages),
         speakers=frozenset(speakers),
         min_confidence=_confidence_bounds(confidences),
+        where=where,
+        preset=preset,
     )
+    kept: list[int] = []
     try:
-        path = export_corpus(out_dir, fmt, dest, filters, rate=rate)
+        clip = ClipOptions(rate=rate, loudness=loudness, edges=edges, pad=pad)
+        path = export_corpus(out_dir, fmt, dest, filters, clip=clip, on_count=kept.append)
     except (OSError, ValueError) as exc:
         _fail(out_dir, str(exc).splitlines()[0])
         sys.exit(1)
-    echo(f"exported {fmt} to {path}", err=True)
+    if kept and kept[0] == 0:
+        warning(dest, "no segment matched the filters; the export is empty")
+    echo(f"exported {fmt} ({kept[0] if kept else 0} segments) to {path}", err=True)
+
+
+@main.command()
+@click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def report(out_dir):
+    """Write OUT/report.html: hours per voice, language and channel, distributions, quality, presets."""
+    from .report import write_report
+
+    try:
+        path = write_report(out_dir)
+    except (OSError, ValueError) as exc:
+        _fail(out_dir, str(exc).splitlines()[0])
+        sys.exit(1)
+    echo(f"report written to {path}", err=True)
 
 
 # Subcommands that live with their subsystems.

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -94,6 +95,42 @@ def test_jsonl_and_csv_manifests(tmp_path):
     assert two.id == "audio/b/y" and two.timeline == str(tmp_path.resolve() / "tl.json") and two.language is None
 
 
+def test_manifest_ids_from_absolute_paths_never_collide_and_duplicates_name_both_files(tmp_path):
+    from lhotse import Recording, RecordingSet
+
+    x = voices()[0]
+    for name in ("data/a/talk.wav", "data/b/talk.wav"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        sf.write(tmp_path / name, x, SR)
+    (tmp_path / "lists").mkdir()
+    m = tmp_path / "lists" / "m.jsonl"  # NeMo style: absolute paths outside the manifest's folder, no id
+    m.write_text(
+        "".join(
+            json.dumps({"audio_filepath": str(tmp_path / n)}) + "\n" for n in ("data/a/talk.wav", "data/b/talk.wav")
+        )
+    )
+    corpus = read_corpus([m])
+    assert corpus.errors == [] and [i.id for i in corpus.items] == ["a/talk", "b/talk"]
+
+    dup = tmp_path / "lists" / "dup.jsonl"
+    dup.write_text(
+        "".join(
+            json.dumps({"audio_filepath": str(tmp_path / n), "id": "talk"}) + "\n"
+            for n in ("data/a/talk.wav", "data/b/talk.wav")
+        )
+    )
+    [(where, cause)] = read_corpus([dup]).errors
+    assert str(tmp_path / "data/a/talk.wav") in cause and str(tmp_path / "data/b/talk.wav") in cause, cause
+    assert where == f"{dup}:2"
+
+    recs = RecordingSet.from_recordings(
+        Recording.from_file(tmp_path / n, recording_id="talk") for n in ("data/a/talk.wav", "data/b/talk.wav")
+    )
+    recs.to_file(tmp_path / "lists" / "recs.jsonl")
+    [(_, cause)] = read_corpus([tmp_path / "lists" / "recs.jsonl"]).errors
+    assert str(tmp_path / "data/a/talk.wav") in cause and str(tmp_path / "data/b/talk.wav") in cause, cause
+
+
 def test_lhotse_recordings_and_cuts(tmp_path):
     from lhotse import CutSet, Recording, RecordingSet
 
@@ -158,3 +195,40 @@ def test_a_missing_file_is_one_error_naming_it_and_the_cause(tmp_path, name):
     corpus = read_corpus([tmp_path / name, tmp_path])
     assert corpus.items == []
     assert corpus.errors == [(str(tmp_path / name), "file does not exist")]
+
+
+def test_no_speech_truncated_and_corrupt_inputs_each_get_their_own_line(tmp_path):
+    """A dithered silence is "no speech found" (not an annotated []), a truncated mp3 is annotated
+    with a warning, a corrupt header is called corrupt; the summary keeps each apart."""
+    import struct
+
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    rng = np.random.default_rng(0)
+    inp = tmp_path / "in"
+    inp.mkdir()
+    sf.write(inp / "silence.wav", rng.integers(-1, 2, 3 * SR) / 32768, SR, subtype="PCM_16")  # sox-style dither
+    x = voices()[3]
+    sf.write(inp / "talk.mp3", x, SR, format="MP3")
+    data = (inp / "talk.mp3").read_bytes()
+    (inp / "talk.mp3").write_bytes(data[: int(len(data) * 0.6)])
+    sf.write(inp / "bad.wav", x, SR, subtype="PCM_16")
+    raw = bytearray((inp / "bad.wav").read_bytes())
+    i = raw.find(b"data")
+    raw[i + 4 : i + 8] = struct.pack("<I", 100)
+    (inp / "bad.wav").write_bytes(raw)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["annotate", str(inp), "-o", str(out), "--no-priors", "-q", "--no-print"])
+    err = res.output
+    assert res.exit_code == 1, err  # the corrupt file failed
+    assert re.search(r"error: .*bad\.wav: corrupt header", err), err
+    assert "too short" not in err
+    assert re.search(r"warning: .*silence\.wav: no speech found", err), err
+    assert re.search(r"warning: .*talk\.mp3: the file is truncated: decoded [\d.]+ s of the [\d.]+ s", err), err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["no_speech"] == ["silence"] and "silence" not in summary["done"]
+    assert summary["done"] == ["talk"] and [w["id"] for w in summary["with_warnings"]] == ["talk"]
+    assert [f["id"] for f in summary["failed"]] == ["bad"]
+    assert "annotated 1/3 recording(s)" in err and "no speech found in 1" in err

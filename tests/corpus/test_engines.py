@@ -40,6 +40,9 @@ def test_ray_engine_equals_local_on_the_real_pipeline(ray_runtime, tmp_path):
     assert sorted(a) == ["a/x.json", "b/x.json"]
     assert a == b
     assert all(json.loads(v) for v in a.values())  # real segments, not empty lists
+    # The corpus step joins the same voices with the same ids after either engine.
+    voices = (tmp_path / "local" / "speakers.jsonl").read_bytes()
+    assert voices and voices == (tmp_path / "ray" / "speakers.jsonl").read_bytes()
     summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
     assert summary["engine"] == "ray" and summary["failed"] == [{"id": "c/bad", "cause": local.failed["c/bad"]}]
     assert summary["audio_hours"] == pytest.approx(local.audio_seconds / 3600, abs=1e-6) and summary["wall_time_s"] > 0

@@ -190,7 +190,9 @@ def test_filters(annotated, tmp_path):
     assert count() == 6
     assert count(min_duration=all_durations[2]) == 4
     assert count(max_duration=all_durations[0]) == 1
-    assert count(languages=frozenset({"en"})) == 6 and count(languages=frozenset({"zh"})) == 0
+    assert count(languages=frozenset({"en"})) == 6
+    with pytest.raises(ValueError, match="--language zh: no segment has this language"):
+        count(languages=frozenset({"zh"}))  # a clear error, not 0 rows
     assert count(speakers=frozenset({"spk_02"})) == 1
     assert count(speakers=frozenset({"audio/a/x:spk_01"})) == 1
     # Confidence bounds read the state's latest predictions.
@@ -203,9 +205,16 @@ def test_filters(annotated, tmp_path):
     bound = sorted(latest.values())[len(latest) // 2]
     want = sum(1 for v in latest.values() if v >= bound)
     assert count(min_confidence={"emotion": bound}) == want
-    assert count(min_confidence={"no_such_field": 0.0}) == 0
+    with pytest.raises(ValueError, match="'snr' is not an annotated field"):
+        count(min_confidence={"snr": 10.0})
+    with pytest.raises(ValueError, match="confidences lie between 0 and 1"):
+        count(min_confidence={"gender": 10.0})
+    with pytest.raises(ValueError, match="--min-duration 5 is above --max-duration 2"):
+        count(min_duration=5, max_duration=2)
+    with pytest.raises(ValueError, match="--speaker spk_09: no such speaker"):
+        count(speakers=frozenset({"spk_09"}))
     # Filters apply to files as well: an empty export is still a valid one.
-    ds_dir = export_corpus(annotated, "hf", tmp_path / "empty", filters=ExportFilter(languages=frozenset({"zh"})))
+    ds_dir = export_corpus(annotated, "hf", tmp_path / "empty", filters=ExportFilter(where="duration > 1000"))
     import datasets
 
     assert len(datasets.load_from_disk(str(ds_dir))) == 0
@@ -268,3 +277,142 @@ def test_annotate_export_flag_writes_the_export_after_the_run(tmp_path):
     assert [r["recording"] for r in rows] == ["audio/a/x", "audio/b/x"]
     assert (out / "exports" / "rttm" / "corpus.rttm").read_text().count("SPEAKER") == 2
     assert json.loads((out / "summary.json").read_text())["done"] == ["audio/a/x", "audio/b/x"]
+
+
+def test_every_segment_export_carries_the_quality_columns_with_null_for_missing_sources(annotated, tmp_path):
+    """Priors were off: evidence columns are null (never 0); computed columns have values."""
+    import datasets
+    from lhotse import load_manifest
+
+    from speechannotator.export.quality import QUALITY_COLUMNS
+
+    names = {c.name for c in QUALITY_COLUMNS} | {"tts_issues", "tts_issue_count"}
+    rows = [json.loads(x) for x in export_corpus(annotated, "jsonl", tmp_path / "q.jsonl").read_text().splitlines()]
+    clips = export_corpus(annotated, "clips", tmp_path / "clips")
+    meta = [json.loads(x) for x in (clips / "metadata.jsonl").read_text().splitlines()]
+    ds = datasets.load_from_disk(str(export_corpus(annotated, "hf", tmp_path / "hf")))
+    sups = load_manifest(export_corpus(annotated, "lhotse", tmp_path / "lh") / "supervisions.jsonl.gz")
+    assert all(names <= set(r) for r in rows + meta) and names <= set(ds.column_names)
+    assert all(names - {"duration"} <= set(s.custom) for s in sups)
+    for r in rows:
+        assert r["mos"] is None and r["snr_db"] is None and r["overlap_s"] is None  # no source: null
+        assert r["words_per_s"] > 0 and r["chars_per_s"] > r["words_per_s"]
+        assert r["conf_gender"] == r["confidence"]["gender"]
+        assert r["tts_issue_count"] == len(r["tts_issues"])
+        assert ("too_short" in r["tts_issues"]) == (r["duration"] < 1.0)
+    first = ds.remove_columns("audio")[0]
+    assert first["mos"] is None and first["tts_issues"] == rows[0]["tts_issues"]
+
+
+def test_where_expressions_and_presets_select_what_they_say(annotated, tmp_path):
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    rows = [json.loads(x) for x in export_corpus(annotated, "jsonl", tmp_path / "a.jsonl").read_text().splitlines()]
+
+    def ids(**kw):
+        return [s.uid for r in corpus_view(annotated, ExportFilter(**kw)) for s in r.segments]
+
+    cut = sorted(r["duration"] for r in rows)[3]
+    assert ids(where=f"duration >= {cut}") == [r["id"] for r in rows if r["duration"] >= cut]
+    assert ids(where=f"{cut} <= duration <= 100") == ids(where=f"duration >= {cut}")  # chained, turned around
+    assert ids(where=f"not duration >= {cut}") == [r["id"] for r in rows if r["duration"] < cut]
+    assert ids(where="speaker_id == 'spk_02' or recording in ['row/0']") == [
+        r["id"] for r in rows if r["speaker_id"] == "spk_02" or r["recording"] == "row/0"
+    ]
+    assert ids(where="'too_short' in tts_issues") == [r["id"] for r in rows if "too_short" in r["tts_issues"]]
+    assert ids(where="mos == null") == [r["id"] for r in rows] and ids(where="mos >= 3.5") == []  # null never passes
+    assert ids(preset="tts-clean") == [r["id"] for r in rows if not r["tts_issues"]]
+    assert ids(preset="tts-clean", where=f"duration >= {cut}") == [
+        r["id"] for r in rows if not r["tts_issues"] and r["duration"] >= cut
+    ]
+    bad = {
+        "mos >= 6": "mos only takes values from 1.0 to 5.0",
+        "duration > 5 and duration < 2": "duration > 5 and duration < 2: an empty range",
+        "snr > 10": "unknown column 'snr'",
+        "gender >= 0.5": "gender is a text column",
+        "duration == 'long'": "duration is a number column",
+        "__import__('os').system('true')": "not a comparison",
+        "duration >= 1 or": "cannot parse",
+        "mos > duration": "compare a column with a value",
+        "tts_issues == 'music'": "tts_issues is a list",
+    }
+    for text, message in bad.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ids(where=text)
+    with pytest.raises(ValueError, match="unknown preset"):
+        ids(preset="nope")
+    # The CLI: the issue's example runs (null mos keeps nothing here: a warning, exit 0); errors exit 1.
+    where = "mos >= 3.5 and overlap_s == 0 and duration >= 1"
+    res = CliRunner().invoke(
+        main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "w"), "--where", where]
+    )
+    assert res.exit_code == 0 and "no segment matched the filters; the export is empty" in res.output, res.output
+    res = CliRunner().invoke(
+        main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "p"), "--preset", "tts-clean"]
+    )
+    assert res.exit_code == 0 and f"({len(ids(preset='tts-clean'))} segments)" in res.output, res.output
+    for args in (["--where", "snr > 1"], ["--language", "english"], ["--min-confidence", "snr=10"]):
+        res = CliRunner().invoke(main, ["export", str(annotated), "--to", "jsonl", "-o", str(tmp_path / "e"), *args])
+        assert res.exit_code == 1 and "error:" in res.output, (args, res.output)
+
+
+FRESH_READER = """
+import io, json, sys
+sys.modules["torchcodec"] = None  # a fresh machine: datasets and soundfile, no torchcodec, no FFmpeg
+import datasets, soundfile as sf
+ds = datasets.load_from_disk(sys.argv[1])
+out = []
+for i in (0, len(ds) - 1):
+    row = ds[i]
+    x, sr = sf.read(io.BytesIO(row["audio"]["bytes"]), dtype="float32")
+    out.append({"sr": sr, "n": len(x), "rate": row["sample_rate"], "span": row["clip_end"] - row["clip_start"]})
+print(json.dumps({"rows": len(ds), "decode": ds.features["audio"].decode, "read": out}))
+"""
+
+
+def test_hf_export_streams_into_shards_and_decodes_without_torchcodec(annotated, tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    import speechannotator.export.hf_export as hf
+
+    monkeypatch.setattr(hf, "MAX_SHARD_SIZE", "20KB")  # several shards from a small corpus
+    monkeypatch.setattr(hf, "WRITER_BATCH_ROWS", 2)
+    dest = export_corpus(annotated, "hf", tmp_path / "hf", rate="24000")
+    assert len(list(dest.glob("data-*.arrow"))) > 1
+    assert not list(tmp_path.glob(".hf-build-*"))  # the streaming cache is gone
+    res = subprocess.run([sys.executable, "-c", FRESH_READER, str(dest)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["rows"] == 6 and got["decode"] is False
+    for r in got["read"]:
+        assert r["sr"] == r["rate"] == 24000 and abs(r["n"] / r["sr"] - r["span"]) < 0.002
+
+
+@pytest.mark.parametrize("rate", ["22050", "44100"])
+def test_clip_rates_loudness_edges_and_padding(annotated, tmp_path, rate):
+    import pyloudnorm
+
+    from speechannotator.export.audio_source import ClipOptions
+
+    clip = ClipOptions(rate=rate, loudness=-23.0, edges=0.1, pad=0.05)
+    dest = export_corpus(annotated, "clips", tmp_path / "c", clip=clip)
+    meta = [json.loads(x) for x in (dest / "metadata.jsonl").read_text().splitlines()]
+    assert len(meta) == 6
+    for m in meta:
+        x, sr = sf.read(dest / m["file_name"], dtype="float32")
+        assert sr == m["sample_rate"] == int(rate)
+        assert m["clip_start"] == max(0.0, round(m["start"] - 0.1, 3))  # widened by the recording's audio
+        assert abs(len(x) / sr - (m["clip_end"] - m["clip_start"] + 0.1)) < 0.002  # plus 50 ms silence each end
+        pad = int(0.05 * sr)
+        assert not np.any(x[:pad]) and not np.any(x[-pad:])
+        inner = x[pad:-pad]
+        if len(inner) >= 0.4 * sr:
+            assert pyloudnorm.Meter(sr).integrated_loudness(inner.astype(np.float64)) == pytest.approx(-23.0, abs=0.6)
+    trimmed = export_corpus(annotated, "clips", tmp_path / "t", clip=ClipOptions(edges=-0.1))
+    rows = [json.loads(x) for x in (trimmed / "metadata.jsonl").read_text().splitlines()]
+    assert all(r["clip_end"] - r["clip_start"] == pytest.approx(r["duration"] - 0.2, abs=0.002) for r in rows)
+    with pytest.raises(ValueError, match="clip rate must be one of"):
+        export_corpus(annotated, "clips", tmp_path / "bad", clip=ClipOptions(rate="8000"))

@@ -143,9 +143,23 @@ def _from_manifest(path: Path) -> tuple[list[_Candidate], list[tuple[str, str]]]
         if item.id:
             cands.append(_Candidate(item, explicit=True, origin=where))
         else:
-            rec, rel = _rel_id(audio_path, base)
-            cands.append(_Candidate(replace(item, id=rec), explicit=False, alt_id=rel, origin=where))
+            cands.append(_Candidate(item, explicit=False, origin=where))
+    # Ids from paths: relative to the manifest's folder when every entry lies under it, else to the
+    # entries' common root, so that absolute /x/a/talk.wav and /x/b/talk.wav stay a/talk and b/talk.
+    pathless = [c for c in cands if not c.explicit]
+    root = _manifest_root(base, [Path(c.item.path) for c in pathless])
+    for c in pathless:
+        c.item = replace(c.item, id=_rel_id(Path(c.item.path), root)[0])
+        c.alt_id = _rel_id(Path(c.item.path), root)[1]
     return cands, errors
+
+
+def _manifest_root(base: Path, audio: list[Path]) -> Path:
+    """The folder a manifest's path-derived ids are relative to."""
+    resolved = [a.resolve() for a in audio]
+    if all(base == r.parent or base in r.parents for r in resolved):
+        return base
+    return Path(os.path.commonpath([str(r.parent) for r in resolved]))
 
 
 def _from_lhotse(path: Path) -> tuple[list[_Candidate], list[tuple[str, str]]]:
@@ -282,11 +296,12 @@ def _assign(cands: list[_Candidate], errors: list[tuple[str, str]]) -> Corpus:
             rec = c.alt_id  # x.wav beside x.flac: both keep their extension
         problem = check_id(rec)
         if problem is None and rec in taken:
-            problem = f"recording id {rec!r} is already given to {taken[rec]}; outputs would collide"
+            problem = f"recording id {rec!r} of {c.item.source} is already given to {taken[rec]}; outputs would collide"
         if problem is not None:
             errors.append((c.origin, problem))
             continue
-        taken[rec] = c.origin
+        first = c.item.source
+        taken[rec] = first if c.origin.startswith(first) else f"{first} ({c.origin})"
         items.append(replace(c.item, id=rec))
     items.sort(key=lambda i: i.id)
     return Corpus(items=items, errors=errors)

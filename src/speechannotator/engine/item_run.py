@@ -11,11 +11,16 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..audio import Audio
 from ..config import Config
 from ..corpus.item import CorpusItem, load_item_audio
 from ..pipeline import Annotator
 
 log = logging.getLogger("speechannotator.engine")
+
+# A recording that decodes but in which voice activity detection finds no speech: its output is an
+# empty list, and it is not counted as annotated.
+NO_SPEECH = "no speech found (the output is an empty list)"
 
 
 def _peak_mb() -> float:
@@ -25,9 +30,11 @@ def _peak_mb() -> float:
 @dataclass
 class ItemResult:
     id: str
-    status: str  # "done" (annotated now), "skipped" (already complete) or "failed"
+    # "done" (annotated now), "skipped" (already complete), "no_speech" (read, nothing to annotate) or "failed"
+    status: str
     error: str = ""
-    warning: str = ""  # e.g. field predictions a model could not make (written empty)
+    warning: str = ""  # field predictions a model could not make (written empty)
+    notes: str = ""  # what reading the audio noticed (a truncated file): annotated all the same
     duration: float = 0.0  # audio seconds (0 when the audio could not be loaded)
     segments: int = 0
     timings: dict[str, float] = field(default_factory=dict)
@@ -74,16 +81,23 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
         if on_stage is not None:
             on_stage(name)
 
+    notes: list[str] = []
+
+    def load() -> Audio:
+        audio = load_item_audio(item)
+        notes.extend(audio.notes)  # e.g. a truncated file: annotated, and the user is told
+        return audio
+
     try:
         with _settings(annotator, item_config(annotator.config, item)):
-            res = annotator.annotate(
-                item.path, rec=item.id, timeline=item.timeline, on_stage=stage, load=lambda: load_item_audio(item)
-            )
+            res = annotator.annotate(item.path, rec=item.id, timeline=item.timeline, on_stage=stage, load=load)
     except Exception as exc:  # the Annotator returns its errors; this guards the corpus against the rest
         log.debug("annotation of %s failed", item.id, exc_info=True)
         return ItemResult(id=item.id, status="failed", error=f"{exc.__class__.__name__}: {exc}")
-    status = "failed" if not res.ok else "skipped" if res.skipped else "done"
+    status = "failed" if not res.ok else "no_speech" if not res.records else "skipped" if res.skipped else "done"
     error = " ".join((res.error or "").split())  # one line
+    if status == "no_speech":
+        error = NO_SPEECH
     timings = {k: round(v, 3) for k, v in res.timings.items()}
     timings["wall"] = round(time.perf_counter() - t0, 3)
     warn = res.failed_summary() if res.ok and res.failed_fields else ""
@@ -92,6 +106,7 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
         status=status,
         error=error,
         warning=warn,
+        notes="; ".join(notes),
         duration=round(res.duration, 3),
         segments=len(res.records),
         timings=timings,

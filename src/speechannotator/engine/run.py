@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -19,6 +20,7 @@ from .ray_engine import RayOptions
 from .summary import CorpusSummary
 
 Engine = Literal["local", "ray"]
+log = logging.getLogger("speechannotator.engine")
 
 
 def annotate_corpus(
@@ -31,6 +33,8 @@ def annotate_corpus(
     ray_options: RayOptions | None = None,
     progress: bool = False,
     on_result: Callable[[CorpusItem | None, ItemResult], None] | None = None,
+    speaker_ids: bool = True,
+    enroll: str | Path | None = None,
 ) -> CorpusSummary:
     """Annotate every recording named by `inputs` into OUT/<id>.json and write OUT/summary.json.
 
@@ -39,6 +43,8 @@ def annotate_corpus(
     command skips complete recordings and resumes the others at their first unfinished stage; a
     recording that fails is recorded with its cause and the others go on. `on_result(item, result)`
     sees each recording as it finishes (item is None for an input that named no usable recording).
+    Then, as a corpus step (`speaker_ids`), the voices are joined across every recording in OUT
+    into OUT/speakers.jsonl (corpus/speakers.py; `enroll`: a folder of named example clips).
     """
     config = config or Config()
     out = Path(out_dir)
@@ -82,6 +88,15 @@ def annotate_corpus(
                     on_result(item, r)
     finally:
         bar.close()
+    if speaker_ids and (summary.done or summary.skipped):
+        from ..corpus.speakers import build_speaker_registry
+
+        try:
+            voices = build_speaker_registry(out, enroll, device=config.asr.device)
+            summary.voices = len(set(voices.values()))
+        except Exception as exc:  # the per-recording outputs stand; the corpus step says why it could not run
+            log.warning("corpus speaker ids not joined: %s: %s", exc.__class__.__name__, exc)
+            summary.speaker_error = f"{exc.__class__.__name__}: {exc}"
     summary.wall_time_s = time.perf_counter() - t0
     summary.write(out)
     return summary

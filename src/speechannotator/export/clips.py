@@ -10,7 +10,7 @@ from pathlib import Path
 
 import soundfile as sf
 
-from .audio_source import segment_clips
+from .audio_source import ClipOptions, segment_clips
 from .corpus_view import ExportRecording
 from .rows import segment_row, write_jsonl
 
@@ -19,12 +19,12 @@ def clip_name(seg_uid: str) -> str:
     return f"wavs/{seg_uid}.wav"
 
 
-def export_clips(view: list[ExportRecording], dest: Path, *, rate: str = "16000") -> Path:
+def export_clips(view: list[ExportRecording], dest: Path, *, clip: ClipOptions | None = None) -> Path:
     rows = []
-    for rec, seg, clip, sr in segment_clips(view, rate):
+    for rec, seg, samples, sr, (a, b) in segment_clips(view, clip or ClipOptions()):
         name = clip_name(seg.uid)
         path = dest / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        sf.write(str(path), clip, sr, subtype="PCM_16")
-        rows.append({"file_name": name, "sample_rate": sr, **segment_row(rec, seg)})
+        sf.write(str(path), samples, sr, subtype="PCM_16")
+        rows.append({"file_name": name, "sample_rate": sr, "clip_start": a, "clip_end": b, **segment_row(rec, seg)})
     return write_jsonl(dest / "metadata.jsonl", rows).parent

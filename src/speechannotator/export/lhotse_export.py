@@ -49,6 +49,8 @@ def export_lhotse(view: list[ExportRecording], dest: Path) -> Path:
                     custom={
                         **{k: v for k, v in seg.record.items() if k not in CUSTOM_EXCLUDED},
                         "confidence": dict(sorted(seg.confidence.items())),
+                        **seg.quality,
+                        "corpus_speaker_id": seg.corpus_speaker,
                     },
                 )
             )

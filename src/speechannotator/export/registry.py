@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..output.files import write_text_atomic
+from .audio_source import ClipOptions
 from .corpus_view import ExportFilter
 
 REGISTRY_FILE = "exports.json"
@@ -26,6 +27,8 @@ def filters_from(d: dict[str, Any]) -> ExportFilter:
         languages=frozenset(d.get("languages", ())),
         speakers=frozenset(d.get("speakers", ())),
         min_confidence=dict(d.get("min_confidence", {})),
+        where=d.get("where"),
+        preset=d.get("preset"),
     )
 
 
@@ -36,8 +39,19 @@ def recorded_exports(out_dir: str | Path) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text(encoding="utf-8")))
 
 
-def record_export(out_dir: str | Path, fmt: str, dest: Path, filters: ExportFilter | None, rate: str) -> None:
+def clip_from(entry: dict[str, Any]) -> ClipOptions:
+    """The clip settings of a recorded export (older entries hold only the rate)."""
+    return ClipOptions(**{"rate": entry.get("rate", "16000"), **entry.get("clip", {})})
+
+
+def record_export(out_dir: str | Path, fmt: str, dest: Path, filters: ExportFilter | None, clip: ClipOptions) -> None:
     """Remember one export (the latest settings per destination win)."""
-    entry = {"format": fmt, "dest": str(Path(dest).resolve()), "rate": rate, "filters": _filters_json(filters)}
+    entry = {
+        "format": fmt,
+        "dest": str(Path(dest).resolve()),
+        "rate": clip.rate,
+        "clip": clip.to_json(),
+        "filters": _filters_json(filters),
+    }
     kept = [e for e in recorded_exports(out_dir) if e["dest"] != entry["dest"]]
     write_text_atomic(Path(out_dir) / REGISTRY_FILE, json.dumps(kept + [entry], indent=2) + "\n")

@@ -21,8 +21,10 @@ def segment_row(rec: ExportRecording, seg: ExportSegment) -> dict[str, Any]:
         "end": seg.end,
         "duration": round(seg.duration, 3),
         "speaker": seg.speaker,
+        "corpus_speaker_id": seg.corpus_speaker,  # one voice, one id across recordings (None: not joined)
         **seg.record,  # text, times in ms and the 15 attributes, as in OUT/<id>.json
         "confidence": dict(sorted(seg.confidence.items())),
+        **seg.quality,  # export/quality.py: quality and confidence columns, tts_issues (None: no source)
     }
 
 

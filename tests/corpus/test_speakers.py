@@ -1,0 +1,103 @@
+"""Corpus speaker identity: one real voice, one id across recordings and channels, in any order."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from corpus_helpers import write_timeline
+
+from speechannotator.config import load_config
+from speechannotator.corpus.speakers import Centroid, _names, cluster
+from speechannotator.engine import annotate_corpus
+from speechannotator.export import export_corpus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import real_voices as rv  # noqa: E402
+
+needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def test_clusters_do_not_depend_on_input_order_and_ids_survive_a_rerun():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(8), rng.standard_normal(8)
+    cents = [
+        Centroid(rec, "spk_01", _unit(base + 0.2 * rng.standard_normal(8)), 5.0)
+        for rec, base in (("r1", a), ("r2", b), ("r3", a), ("r4", b), ("r5", a))
+    ]
+    labels = cluster(sorted(cents, key=lambda c: c.rec))
+    shuffled = sorted(cents, key=lambda c: c.rec[::-1])
+    again = cluster(sorted(shuffled, key=lambda c: c.rec))
+    assert labels == again == [0, 1, 0, 1, 0]
+    groups = [[c for c, label in zip(cents, labels, strict=True) if label == k] for k in (0, 1)]
+    assert _names(groups, [], {}, 0.5) == ["voice_001", "voice_002"]
+    # A later run where voice_002's members come first keeps both ids.
+    previous = [{"id": "voice_001", "members": ["r1:spk_01"]}, {"id": "voice_002", "members": ["r2:spk_01"]}]
+    assert _names(groups[::-1], previous, {}, 0.5) == ["voice_002", "voice_001"]
+    # An enrolled voice names the cluster nearest it.
+    assert _names(groups, previous, {"ada": _unit(b)}, 0.5) == ["voice_001", "ada"]
+
+
+VOICES = {"allison": 3, "nl_m": 2, "nl_f": 2}  # recordings per voice; one allison over the telephone
+
+
+def _corpus(root: Path) -> tuple[Path, dict[str, str]]:
+    """Recordings of four clips each of three real voices, each with its reference timeline."""
+    inp, tls = root / "in", root / "tl"
+    inp.mkdir(parents=True)
+    tls.mkdir()
+    truth = {}
+    for voice, n in VOICES.items():
+        clips = rv.clips(voice)
+        for k in range(n):
+            group = clips[100 + 4 * k : 104 + 4 * k]  # clips 100+: not those the threshold was tuned on
+            x = np.concatenate([np.concatenate([c.samples, np.zeros(6400, np.float32)]) for c in group])
+            if voice == "allison" and k == 2:
+                x = rv._telephone(x)
+            rec = f"{voice}_{k}"
+            sf.write(inp / f"{rec}.wav", x, rv.SR)
+            write_timeline(tls / f"{rec}.seglst.json", rec, x)
+            truth[rec] = voice
+    return inp, truth
+
+
+@needs_voices
+def test_real_voices_get_one_id_each_in_one_run_and_one_at_a_time(tmp_path):
+    inp, truth = _corpus(tmp_path)
+    cfg = load_config(overrides={"agents": {"priors": False}})
+    enroll = tmp_path / "enroll"
+    enroll.mkdir()
+    ada = rv.clips("nl_f")[300]
+    sf.write(enroll / "ada.wav", ada.samples, rv.SR)
+
+    one = tmp_path / "one"
+    s = annotate_corpus([inp], one, cfg, timeline=tmp_path / "tl", enroll=enroll)
+    assert s.ok and s.voices == len(VOICES)
+    rows = [json.loads(x) for x in export_corpus(one, "jsonl", tmp_path / "one.jsonl").read_text().splitlines()]
+    ids = {r["recording"]: r["corpus_speaker_id"] for r in rows}
+    by_voice = {v: {ids[rec] for rec in truth if truth[rec] == v} for v in VOICES}
+    assert all(len(s) == 1 for s in by_voice.values()), by_voice  # coverage: one id per voice
+    assert len(set().union(*by_voice.values())) == len(VOICES)  # purity: no id shared by two voices
+    assert by_voice["nl_f"] == {"ada"}  # the enrolled name
+    voices = [json.loads(x) for x in (one / "speakers.jsonl").read_text().splitlines()]
+    assert sorted(v["id"] for v in voices) == sorted(set(ids.values()))
+    allison = next(v for v in voices if v["id"] in by_voice["allison"])
+    assert allison["recordings"] == ["allison_0", "allison_1", "allison_2"] and allison["hours"] > 0
+    assert allison["representative"]["recording"] in allison["recordings"]
+
+    # The same files joined one at a time, in reverse order: the same ids.
+    many = tmp_path / "many"
+    for wav in sorted(inp.glob("*.wav"), reverse=True):
+        assert annotate_corpus([wav], many, cfg, timeline=tmp_path / "tl", enroll=enroll).ok
+    rows2 = [json.loads(x) for x in export_corpus(many, "jsonl", tmp_path / "many.jsonl").read_text().splitlines()]
+    partition = {frozenset(r for r in ids if ids[r] == i) for i in ids.values()}
+    ids2 = {r["recording"]: r["corpus_speaker_id"] for r in rows2}
+    assert {frozenset(r for r in ids2 if ids2[r] == i) for i in ids2.values()} == partition
+    assert ids2["nl_f_0"] == "ada"
