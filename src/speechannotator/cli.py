@@ -15,6 +15,7 @@ from . import __version__
 from .agents.cli import explain
 from .assets import AssetError
 from .config import load_config
+from .corpus.voices_cli import voices_group
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
 from .export.where import PRESETS
@@ -412,6 +413,7 @@ main.add_command(bench_group)
 main.add_command(explain)
 main.add_command(view)
 main.add_command(import_group)
+main.add_command(voices_group)
 
 if __name__ == "__main__":
     main()

@@ -180,3 +180,21 @@ class Decision:
     at: float
     note: str = ""
     anchor: Anchor | None = None
+
+
+@dataclass
+class VoiceDecision:
+    """A human correction of the corpus voice registry (OUT/speakers.jsonl), appended, never updated.
+
+    ``action`` "merge": ``voice`` absorbs the voice named in ``data["from"]``; ``data["members"]``
+    are both voices' members ("<rec>:<speaker_id>") then, so the merge holds when the registry is
+    clustered again. "split": ``data["member"]`` leaves its voice and becomes voice ``voice``.
+    """
+
+    id: int
+    action: str
+    voice: str
+    data: dict[str, Any]
+    who: str
+    at: float
+    note: str = ""

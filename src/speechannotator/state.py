@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .records import Anchor, Contract, Decision, Evidence, Prediction, Segment, Verdict
+from .records import Anchor, Contract, Decision, Evidence, Prediction, Segment, Verdict, VoiceDecision
 from .schema import LabelLanguage
 
 STATE_FILE = "state.sqlite"  # its name in an output folder, next to the JSON outputs
@@ -67,11 +67,16 @@ CREATE TABLE IF NOT EXISTS decisions (
     old TEXT NOT NULL, new TEXT NOT NULL, who TEXT NOT NULL, at REAL NOT NULL, note TEXT NOT NULL DEFAULT '',
     anchor TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS voice_decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, action TEXT NOT NULL, voice TEXT NOT NULL, data TEXT NOT NULL,
+    who TEXT NOT NULL, at REAL NOT NULL, note TEXT NOT NULL DEFAULT ''
+);
 """
-# The audit trail refuses updates and deletes in the database itself (one statement each).
+# The audit trails refuse updates and deletes in the database itself (one statement each).
 _TRIGGERS = tuple(
-    f"CREATE TRIGGER IF NOT EXISTS decisions_no_{op.lower()} BEFORE {op} ON decisions "
+    f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table} "
     "BEGIN SELECT RAISE(ABORT, 'human decisions are append-only'); END"
+    for table in ("decisions", "voice_decisions")
     for op in ("UPDATE", "DELETE")
 )
 
@@ -390,3 +395,22 @@ class StateStore:
             Decision(i, k, f, json.loads(o), json.loads(n), w, a, note, Anchor(**json.loads(an)) if an else None)
             for i, k, f, o, n, w, a, note, an in rows
         ]
+
+    # -- corpus voice decisions (append-only; corpus/voice_decisions.py applies them) -----
+
+    def add_voice_decision(self, action: str, voice: str, payload: dict[str, Any], who: str, note: str = "") -> int:
+        """Append one merge or split of corpus voices; returns its id."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO voice_decisions (action, voice, data, who, at, note) VALUES (?,?,?,?,?,?)",
+                (action, voice, _dump(payload), who, time.time(), note),
+            )
+            return int(cur.lastrowid)
+
+    def voice_decisions(self) -> list[VoiceDecision]:
+        """Every corpus voice decision, oldest first."""
+        try:
+            rows = self._query("SELECT id, action, voice, data, who, at, note FROM voice_decisions ORDER BY id")
+        except sqlite3.OperationalError:  # a read-only state written before voice decisions existed
+            return []
+        return [VoiceDecision(i, a, v, json.loads(d), w, at, n) for i, a, v, d, w, at, n in rows]

@@ -48,15 +48,15 @@ def test_clusters_do_not_depend_on_input_order_and_ids_survive_a_rerun():
 VOICES = {"allison": 3, "nl_m": 2, "nl_f": 2}  # recordings per voice; one allison over the telephone
 
 
-def _corpus(root: Path) -> tuple[Path, dict[str, str]]:
+def _corpus(root: Path, voices: dict[str, int] = VOICES, first: int = 0) -> tuple[Path, dict[str, str]]:
     """Recordings of four clips each of three real voices, each with its reference timeline."""
     inp, tls = root / "in", root / "tl"
-    inp.mkdir(parents=True)
-    tls.mkdir()
+    inp.mkdir(parents=True, exist_ok=True)
+    tls.mkdir(exist_ok=True)
     truth = {}
-    for voice, n in VOICES.items():
+    for voice, n in voices.items():
         clips = rv.clips(voice)
-        for k in range(n):
+        for k in range(first, first + n):
             group = clips[100 + 4 * k : 104 + 4 * k]  # clips 100+: not those the threshold was tuned on
             x = np.concatenate([np.concatenate([c.samples, np.zeros(6400, np.float32)]) for c in group])
             if voice == "allison" and k == 2:
@@ -101,3 +101,55 @@ def test_real_voices_get_one_id_each_in_one_run_and_one_at_a_time(tmp_path):
     ids2 = {r["recording"]: r["corpus_speaker_id"] for r in rows2}
     assert {frozenset(r for r in ids2 if ids2[r] == i) for i in ids2.values()} == partition
     assert ids2["nl_f_0"] == "ada"
+
+
+def _voice_of(out: Path, tmp: Path) -> dict[str, str]:
+    rows = [json.loads(x) for x in export_corpus(out, "jsonl", tmp / "rows.jsonl").read_text().splitlines()]
+    ids = {(r["recording"], r["corpus_speaker_id"]) for r in rows}
+    assert len(ids) == len({rec for rec, _ in ids})  # one voice per recording here
+    return dict(ids)
+
+
+@needs_voices
+def test_voice_merge_and_split_are_decisions_that_survive_reruns_and_new_recordings(tmp_path):
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+    from speechannotator.corpus.voice_decisions import VoiceError, merge_voices, read_voice_decisions, split_voice
+
+    cfg = load_config(overrides={"agents": {"priors": False}})
+    inp, _ = _corpus(tmp_path, {"allison": 1, "nl_m": 1, "nl_f": 1})
+    out = tmp_path / "out"
+    assert annotate_corpus([inp], out, cfg, timeline=tmp_path / "tl").ok
+    ids = _voice_of(out, tmp_path)
+    allison, nl_m = ids["allison_0"], ids["nl_m_0"]
+    assert len(set(ids.values())) == 3
+
+    merge_voices(out, allison, nl_m, who="ana", note="same person")
+    ids = _voice_of(out, tmp_path)
+    assert ids["nl_m_0"] == ids["allison_0"] == allison and len(set(ids.values())) == 2
+    with pytest.raises(VoiceError, match="no voice"):
+        merge_voices(out, allison, nl_m)  # nl_m's id is gone
+
+    # New recordings of both merged voices join the registry: the merge holds for them too.
+    _corpus(tmp_path, {"allison": 1, "nl_m": 1}, first=1)
+    assert annotate_corpus([inp], out, cfg, timeline=tmp_path / "tl").ok
+    ids = _voice_of(out, tmp_path)
+    assert ids["nl_m_1"] == ids["nl_m_0"] == ids["allison_1"] == allison
+
+    spk = json.loads((out / "nl_m_0.json").read_text())[0]["speaker_id"]
+    _, new = split_voice(out, "nl_m_0", spk, who="bo")
+    ids = _voice_of(out, tmp_path)
+    assert ids["nl_m_0"] == new not in (allison, ids["nl_f_0"]) and ids["nl_m_1"] == allison
+    before = (out / "speakers.jsonl").read_bytes()
+    assert annotate_corpus([inp], out, cfg, timeline=tmp_path / "tl").ok  # a rerun replays both decisions
+    assert (out / "speakers.jsonl").read_bytes() == before
+
+    trail = read_voice_decisions(out)
+    assert [(d.action, d.voice, d.who) for d in trail] == [("merge", allison, "ana"), ("split", new, "bo")]
+    listing = CliRunner().invoke(main, ["voices", "list", str(out)])
+    assert listing.exit_code == 0, listing.output
+    assert f"merged {nl_m} into {allison} by ana (same person)" in listing.output
+    assert f"split nl_m_0:{spk} off {allison} as {new} by bo" in listing.output
+    bad = CliRunner().invoke(main, ["voices", "split", str(out), "nl_m_0", "spk_99"])
+    assert bad.exit_code != 0 and "no voice holds speaker 'spk_99'" in bad.output

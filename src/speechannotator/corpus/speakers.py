@@ -9,7 +9,9 @@ by (recording, speaker): the partition does not depend on the order recordings f
 on whether they were added one at a time. Ids are kept across runs: a voice that holds a
 registered voice's members keeps that id; new voices take the next numbers in the order of their
 first member. Enrolled voices (`--speakers DIR`: DIR/<name>.wav or DIR/<name>/*.wav) name the
-cluster whose centroid is nearest theirs, above the same threshold.
+cluster whose centroid is nearest theirs, above the same threshold. Human corrections (merge two
+voices, split a recording's speaker off one: corpus/voice_decisions.py) are replayed over the
+clusters before naming, every time the registry is written.
 """
 
 from __future__ import annotations
@@ -150,11 +152,24 @@ def _centroids(out: Path, view, encoder) -> list[Centroid]:
     return sorted(result, key=lambda c: (c.rec, c.speaker))
 
 
+def next_voice_id(taken: set[str]) -> str:
+    """The first voice_NNN not in ``taken``."""
+    n = 1
+    while f"voice_{n:03d}" in taken:
+        n += 1
+    return f"voice_{n:03d}"
+
+
 def _names(
-    groups: list[list[Centroid]], previous: list[dict[str, Any]], enrolled: dict[str, np.ndarray], threshold: float
+    groups: list[list[Centroid]],
+    previous: list[dict[str, Any]],
+    enrolled: dict[str, np.ndarray],
+    threshold: float,
+    forced: list[str | None] | None = None,
 ) -> list[str]:
-    """An id per group: enrolled names first, then ids kept from the previous registry, then new numbers."""
-    names: list[str | None] = [None] * len(groups)
+    """An id per group: ids given by human decisions (``forced``) first, then enrolled names, then
+    ids kept from the previous registry, then new numbers."""
+    names: list[str | None] = list(forced) if forced else [None] * len(groups)
     means = []
     for g in groups:
         w = np.array([c.seconds for c in g])
@@ -164,7 +179,7 @@ def _names(
         ((float(means[i] @ v), name, i) for name, v in enrolled.items() for i in range(len(groups))),
         key=lambda t: (-t[0], t[1], t[2]),
     )
-    used: set[str] = set()
+    used: set[str] = {n for n in names if n}
     for sim, name, i in pairs:  # best matches first, one to one
         if sim >= threshold and names[i] is None and name not in used:
             names[i] = name
@@ -178,13 +193,9 @@ def _names(
                 names[i] = best
                 used.add(best)
     taken = {r["id"] for r in previous} | used
-    n = 0
     for i in range(len(groups)):
         if names[i] is None:
-            n += 1
-            while f"voice_{n:03d}" in taken:
-                n += 1
-            names[i] = f"voice_{n:03d}"
+            names[i] = next_voice_id(taken)
             taken.add(names[i])
     return [str(x) for x in names]
 
@@ -198,6 +209,22 @@ def _most_heard(segments: list, field: str) -> str | None:
     return sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if votes else None
 
 
+class _LazyEncoder:
+    """CAM++, loaded on the first embedding asked for: a rerun whose centroids are all cached,
+    or a voice correction, needs no model."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self._encoder = None
+
+    def embed(self, audio16k: np.ndarray, spans: list[tuple[float, float]]) -> np.ndarray:
+        if self._encoder is None:
+            from ..frontend.campplus import CamPlusEncoder
+
+            self._encoder = CamPlusEncoder.load(self.device)
+        return self._encoder.embed(audio16k, spans)
+
+
 def build_speaker_registry(
     out_dir: str | Path,
     enroll: str | Path | None = None,
@@ -205,20 +232,28 @@ def build_speaker_registry(
     threshold: float = SAME_VOICE_SIMILARITY,
     device: str = "cpu",
 ) -> dict[str, str]:
-    """Write OUT/speakers.jsonl and return {"<rec>:<speaker_id>": corpus_speaker_id}."""
+    """Write OUT/speakers.jsonl and return {"<rec>:<speaker_id>": corpus_speaker_id}.
+
+    The voices are the clusters of the speaker centroids with the human voice decisions
+    (corpus/voice_decisions.py) replayed over them, oldest first."""
     from ..export.corpus_view import corpus_view
-    from ..frontend.campplus import CamPlusEncoder
+    from .voice_decisions import Group, read_voice_decisions, replay
 
     out = Path(out_dir)
     view = corpus_view(out)
-    encoder = CamPlusEncoder.load(device)
+    encoder = _LazyEncoder(device)
     cents = _centroids(out, view, encoder)
     labels = cluster(cents, threshold)
-    groups: list[list[Centroid]] = [[] for _ in range(max(labels, default=-1) + 1)]
+    clusters: list[list[str]] = [[] for _ in range(max(labels, default=-1) + 1)]
     for c, label in zip(cents, labels, strict=True):
-        groups[label].append(c)
+        clusters[label].append(c.member)
+    fixed = replay([Group(m) for m in clusters], read_voice_decisions(out))
+    by_member = {c.member: c for c in cents}
+    groups = [[by_member[m] for m in g.members] for g in fixed]
     enrolled = enrolled_voices(Path(enroll), encoder) if enroll else {}
-    names = _names(groups, _read_jsonl(out / SPEAKERS_FILE), enrolled, threshold)
+    previous = read_registry(out)
+    names = _names(groups, previous, enrolled, threshold, [g.forced for g in fixed])
+    was_enrolled = {r["id"] for r in previous if r.get("enrolled")}
     segs: dict[tuple[str, str], list] = defaultdict(list)
     for rec in view:
         for s in rec.segments:
@@ -234,7 +269,8 @@ def build_speaker_registry(
         rows.append(
             {
                 "id": name,
-                "enrolled": name in enrolled,
+                # enrolled now, or kept from an enrollment of an earlier run (a correction reruns without DIR)
+                "enrolled": name in enrolled or (not enroll and name in was_enrolled),
                 "members": members,
                 "recordings": sorted({c.rec for c in g}),
                 "hours": round(hours, 6),
@@ -251,6 +287,17 @@ def build_speaker_registry(
     return mapping
 
 
+def rewrite_registry(out_dir: str | Path) -> dict[str, str]:
+    """OUT/speakers.jsonl again after a voice decision: the same corpus step, from the centroid
+    cache (CAM++ only for a recording whose output changed since), ids kept by the registry."""
+    return build_speaker_registry(out_dir)
+
+
+def read_registry(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The voices of OUT/speakers.jsonl (empty when there is none)."""
+    return _read_jsonl(Path(out_dir) / SPEAKERS_FILE)
+
+
 def read_speaker_map(out_dir: str | Path) -> dict[str, str]:
     """{"<rec>:<speaker_id>": corpus_speaker_id} from OUT/speakers.jsonl (empty when there is none)."""
-    return {m: r["id"] for r in _read_jsonl(Path(out_dir) / SPEAKERS_FILE) for m in r.get("members", [])}
+    return {m: r["id"] for r in read_registry(out_dir) for m in r.get("members", [])}

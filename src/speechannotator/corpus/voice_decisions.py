@@ -1,0 +1,144 @@
+"""Human corrections of the corpus voice registry: merge two voices, split a recording's speaker
+off a voice. Each is an append-only decision in the state (who, when, what); the corpus step
+replays them, oldest first, over its clustering every time it writes OUT/speakers.jsonl, so a
+rerun or a new recording joining the registry keeps them.
+
+A merge records both voices' members at the time: on replay the groups holding any of them become
+one voice with the surviving id, so a new recording that joins either side joins the merged voice.
+A split records the member ("<rec>:<speaker_id>") and the new id it got; on replay that member is
+taken out of whatever group it fell in and becomes that voice.
+"""
+
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..records import VoiceDecision
+from ..state import STATE_FILE, StateStore
+
+MERGE = "merge"
+SPLIT = "split"
+
+
+class VoiceError(ValueError):
+    """A voice correction that cannot apply; the message says why."""
+
+
+@dataclass
+class Group:
+    """A voice being formed: its members ("<rec>:<speaker_id>", sorted) and the id a human decision
+    gave it (None: named by enrollment, the previous registry or a new number)."""
+
+    members: list[str]
+    forced: str | None = None
+
+
+def replay(groups: list[Group], decisions: list[VoiceDecision]) -> list[Group]:
+    """The groups after the decisions, oldest first. Deterministic: groups keep their order,
+    a merged group takes the place of its first part, a split member goes last."""
+    groups = [Group(sorted(g.members), g.forced) for g in groups if g.members]
+    for d in decisions:
+        if d.action == MERGE:
+            wanted = set(d.data.get("members", []))
+            hit = [i for i, g in enumerate(groups) if wanted & set(g.members)]
+            if not hit:
+                continue  # every member has left the corpus
+            merged = Group(sorted(m for i in hit for m in groups[i].members), d.voice)
+            groups = [merged if i == hit[0] else g for i, g in enumerate(groups) if i == hit[0] or i not in hit]
+        elif d.action == SPLIT:
+            member = d.data.get("member")
+            holder = next((g for g in groups if member in g.members), None)
+            if holder is None:
+                continue
+            holder.members.remove(member)
+            groups = [g for g in groups if g.members] + [Group([member], d.voice)]
+    # One id, one group: a forced id that an earlier group already holds is released.
+    seen: set[str] = set()
+    for g in groups:
+        if g.forced in seen:
+            g.forced = None
+        elif g.forced:
+            seen.add(g.forced)
+    return groups
+
+
+def _state(out: Path, *, readonly: bool) -> StateStore:
+    path = out / STATE_FILE
+    if not path.is_file():
+        raise VoiceError(f"no state database {path} (annotate into {out} first)")
+    return StateStore(path, readonly=readonly)
+
+
+def read_voice_decisions(out_dir: str | Path) -> list[VoiceDecision]:
+    path = Path(out_dir) / STATE_FILE
+    if not path.is_file():
+        return []
+    with StateStore(path, readonly=True) as store:
+        return store.voice_decisions()
+
+
+def _registry(out: Path) -> dict[str, dict[str, Any]]:
+    from .speakers import read_registry
+
+    rows = {r["id"]: r for r in read_registry(out)}
+    if not rows:
+        raise VoiceError(f"no corpus voices in {out} (annotate with speaker ids to join them)")
+    return rows
+
+
+def _who(who: str | None) -> str:
+    return who or getpass.getuser()
+
+
+def merge_voices(out_dir: str | Path, keep: str, absorb: str, *, who: str | None = None, note: str = "") -> int:
+    """Voice ``absorb`` becomes part of voice ``keep``; recorded, then OUT/speakers.jsonl rewritten.
+    Returns the decision id."""
+    from .speakers import rewrite_registry
+
+    out = Path(out_dir)
+    rows = _registry(out)
+    for v in (keep, absorb):
+        if v not in rows:
+            raise VoiceError(f"no voice {v!r} in {out / 'speakers.jsonl'}")
+    if keep == absorb:
+        raise VoiceError(f"cannot merge voice {keep!r} with itself")
+    members = sorted(rows[keep]["members"] + rows[absorb]["members"])
+    with _state(out, readonly=False) as store:
+        did = store.add_voice_decision(MERGE, keep, {"from": absorb, "members": members}, _who(who), note)
+    rewrite_registry(out)
+    return did
+
+
+def split_voice(
+    out_dir: str | Path, rec: str, speaker: str, *, who: str | None = None, note: str = ""
+) -> tuple[int, str]:
+    """Recording ``rec``'s speaker ``speaker`` leaves its voice and gets a new voice id; recorded,
+    then OUT/speakers.jsonl rewritten. Returns (decision id, the new voice id)."""
+    from .speakers import next_voice_id, rewrite_registry
+
+    out = Path(out_dir)
+    rows = _registry(out)
+    member = f"{rec}:{speaker}"
+    holder = next((r for r in rows.values() if member in r["members"]), None)
+    if holder is None:
+        raise VoiceError(f"no voice holds speaker {speaker!r} of recording {rec!r}")
+    if holder["members"] == [member]:
+        raise VoiceError(f"{member} is already a voice of its own ({holder['id']})")
+    with _state(out, readonly=False) as store:
+        taken = set(rows) | {d.voice for d in store.voice_decisions()}
+        new = next_voice_id(taken)
+        did = store.add_voice_decision(SPLIT, new, {"member": member, "from": holder["id"]}, _who(who), note)
+    rewrite_registry(out)
+    return did, new
+
+
+def describe(d: VoiceDecision) -> str:
+    """One line for `voices` and `explain`."""
+    if d.action == MERGE:
+        what = f"merged {d.data.get('from')} into {d.voice}"
+    else:
+        what = f"split {d.data.get('member')} off {d.data.get('from')} as {d.voice}"
+    return f"#{d.id} {what} by {d.who}" + (f" ({d.note})" if d.note else "")
