@@ -516,13 +516,14 @@ def test_token_is_required_and_only_named_files_are_served(annotated, view_serve
         "/api/output?rec=dialogue",
         "/api/peaks?rec=dialogue&t0=0&t1=1&columns=10",
         "/api/spectrogram?rec=dialogue&t0=0&t1=1&columns=10",
+        "/api/voices",
     ):
         assert _get(s, path)[0] == 403, path
         assert _get(s, path + ("&" if "?" in path else "?") + "token=wrong" + tok[5:])[0] == 403, path
     assert _get(s, f"/api/corpus?token={tok}")[0] == 200
     edit = json.dumps({"rec": "dialogue", "key": "seg_00000", "field": "age", "value": "elderly"}).encode()
     # A state change needs the token in a header (a cross-site form cannot send one).
-    for route in ("edit", "review", "delete", "merge"):
+    for route in ("edit", "review", "delete", "merge", "voices/merge", "voices/split"):
         assert _get(s, f"/api/{route}?token={tok}", {"Content-Type": "application/json"}, "POST", edit)[0] == 403
     for path in (
         "/static/../state.sqlite",
@@ -547,3 +548,51 @@ def test_token_is_required_and_only_named_files_are_served(annotated, view_serve
     assert status == 200 and "script-src 'self'" in headers["content-security-policy"]
     with StateStore(annotated[0] / "state.sqlite", readonly=True) as store:
         assert not [d for d in store.decisions("dialogue") if d.key == "seg_00000"]
+
+
+def test_voices_listen_merge_and_split_on_the_page(annotated, page, tmp_path):
+    """Issue 27 item 4: the corpus voices on the page; a merge and a split are the reviewer's decisions."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    voices = [json.loads(x) for x in (out / "speakers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(voices) == 2  # the dialogue's two speakers are two voices
+    keep, absorb = voices[0]["id"], voices[1]["id"]
+    (out / "speakers.jsonl").write_text(  # a name that would run script if parsed as HTML stays text
+        (out / "speakers.jsonl").read_text(encoding="utf-8").replace(f'"{keep}"', '"<b>x</b>"'), encoding="utf-8"
+    )
+    keep = "<b>x</b>"
+    server = ViewServer(out)
+    try:
+        page.goto(server.url)
+        page.click("#voices-link")
+        page.wait_for_selector(f"#voices tr[data-voice='{absorb}']")
+        assert page.inner_text(".voice-id") == keep and page.query_selector("#voices b") is None
+        rows = page.query_selector_all("#voices tbody tr")
+        assert len(rows) == 2 and "dialogue" in rows[0].inner_text()
+        # Listening: the audio element gets the recording's source and plays the clip's span.
+        page.click(f"#voices tr[data-voice='{absorb}'] button.rep")
+        page.wait_for_function("() => !document.getElementById('player').paused")
+        src = page.eval_on_selector("#player", "e => e.getAttribute('src')")
+        assert src.startswith("/api/audio?") and "rec=dialogue" in src
+        rep = voices[1]["representative"]
+        t = page.evaluate("() => document.getElementById('player').currentTime")
+        assert rep["start"] - 0.05 <= t <= rep["end"] + 0.3
+        # Merge the second voice into the first: one voice holds both speakers.
+        page.select_option(f"#voices tr[data-voice='{absorb}'] select.merge-into", keep)
+        page.click(f"#voices tr[data-voice='{absorb}'] button.merge")
+        page.wait_for_function("() => document.getElementById('toast').textContent.includes('merged into')")
+        page.wait_for_selector("#voice-trail li")
+        assert len(page.query_selector_all("#voices tbody tr")) == 1
+        merged = [json.loads(x) for x in (out / "speakers.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [v["id"] for v in merged] == [keep] and len(merged[0]["members"]) == 2
+        assert "by tester" in page.inner_text("#voice-trail")
+        # Split one speaker off again: a new voice id, recorded.
+        member = merged[0]["members"][1]
+        page.click(f"#voices li[data-member='{member}'] button.split")
+        page.wait_for_function("() => document.querySelectorAll('#voices tbody tr').length === 2")
+        with StateStore(out / "state.sqlite", readonly=True) as store:
+            trail = [(d.action, d.who) for d in store.voice_decisions()]
+        assert trail == [("merge", "tester"), ("split", "tester")]
+        assert page.errors == []
+    finally:
+        server.stop()

@@ -27,10 +27,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..audio import AudioError, load_audio
+from ..corpus.voice_decisions import VoiceError, merge_voices, split_voice
 from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
 from . import audioview, data
+from . import voices as voices_view
 from .edits import Conflict, apply_edit, delete_segment, mark_reviewed, merge_with_next
 
 log = logging.getLogger(__name__)
@@ -343,6 +345,38 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True})
 
+    def voices(request: Request) -> Response:
+        with viewer.reader() as store:
+            payload = voices_view.voices(store, viewer.out_dir)
+        return JSONResponse({**payload, "reviewer": viewer.reviewer})
+
+    async def voice_decision(request: Request) -> Response:
+        """Merge two corpus voices ({"keep", "absorb"}) or split a recording's speaker off its
+        voice ({"rec", "speaker"}); recorded as the reviewer's decision, speakers.jsonl rewritten."""
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        merge = request.url.path.endswith("/merge")
+        names = ("keep", "absorb") if merge else ("rec", "speaker")
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in names):
+            return _error(400, f"the body must hold {' and '.join(names)} strings")
+        try:
+            if merge:
+                did = await run_in_threadpool(
+                    merge_voices, viewer.out_dir, body["keep"], body["absorb"], who=viewer.reviewer
+                )
+                return JSONResponse({"ok": True, "decision": did, "voice": body["keep"]})
+            did, new = await run_in_threadpool(
+                split_voice, viewer.out_dir, body["rec"], body["speaker"], who=viewer.reviewer
+            )
+            return JSONResponse({"ok": True, "decision": did, "voice": new})
+        except VoiceError as exc:
+            return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - e.g. a recording's output mid-rewrite by a run
+            log.debug("voice decision failed", exc_info=True)
+            return _error(409, f"the voices cannot be rewritten now ({exc.__class__.__name__}: {exc})"[:300])
+
     app = Starlette(
         routes=[
             Route("/", index),
@@ -358,6 +392,9 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/review", review, methods=["POST"]),
             Route("/api/delete", structural, methods=["POST"]),
             Route("/api/merge", structural, methods=["POST"]),
+            Route("/api/voices", guarded(voices)),
+            Route("/api/voices/merge", voice_decision, methods=["POST"]),
+            Route("/api/voices/split", voice_decision, methods=["POST"]),
         ]
     )
     return TokenGuard(app, viewer.token)

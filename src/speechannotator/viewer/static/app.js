@@ -84,6 +84,7 @@ function parseHash() {
   const [path, query] = h.split('?');
   const q = new URLSearchParams(query || '');
   if (path.startsWith('rec/')) return { view: 'rec', rec: decodeURIComponent(path.slice(4)), q };
+  if (path === 'voices') return { view: 'voices', q };
   return { view: 'corpus', q };
 }
 
@@ -267,6 +268,140 @@ async function showCorpus(q) {
   await render();
 }
 
+// -- voices ------------------------------------------------------------------------------
+
+// The corpus voices (OUT/speakers.jsonl): listen to each, merge two, split a recording's speaker
+// off one. Corrections go to the server's voice decisions, which rewrite the registry.
+let clipStop = null;
+
+function playClip(rec, start, end) {
+  const src = '/api/audio?' + new URLSearchParams({ rec, token: TOKEN });
+  const go = () => {
+    player.currentTime = start;
+    clipStop = end;
+    const p = player.play();
+    if (p && p.catch) p.catch((e) => toast('cannot play: ' + e.message, true));
+  };
+  if (player.getAttribute('src') !== src) {
+    player.setAttribute('src', src);
+    player.dataset.rec = rec;
+    player.addEventListener('loadedmetadata', go, { once: true });
+    player.load();
+  } else go();
+}
+
+async function voiceDecision(kind, body, message) {
+  try {
+    const res = await api('voices/' + kind, null, body);
+    toast(message(res));
+    await showVoices();
+  } catch (e) {
+    toast(kind + ' refused: ' + e.message, true);
+  }
+}
+
+async function showVoices() {
+  stopPlayback();
+  document.getElementById('crumb').textContent = '/ voices';
+  const data = await api('voices');
+  document.getElementById('who').textContent = 'reviewer: ' + data.reviewer;
+  const ids = data.voices.map((v) => v.id);
+  const body = el('tbody');
+  for (const v of data.voices) {
+    const summary =
+      [v.gender, v.age, v.pitch_hz_median ? v.pitch_hz_median + ' Hz' : null].filter(Boolean).join(', ') || '–';
+    const rep = v.representative;
+    const target = el(
+      'select',
+      { class: 'merge-into', 'aria-label': 'merge ' + v.id + ' into' },
+      el('option', { value: '', text: 'merge into…' }),
+      ids.filter((i) => i !== v.id).map((i) => el('option', { value: i, text: i })),
+    );
+    const merge = el('button', {
+      class: 'merge',
+      text: 'merge',
+      onclick: () =>
+        target.value &&
+        voiceDecision('merge', { keep: target.value, absorb: v.id }, (r) => v.id + ' merged into ' + r.voice),
+    });
+    const clips = el(
+      'ul',
+      { class: 'clips' },
+      v.members.map((m) =>
+        el(
+          'li',
+          { 'data-member': m.member },
+          m.clip
+            ? el('button', {
+                class: 'listen',
+                text: '▶',
+                title: m.clip.text,
+                onclick: () => playClip(m.rec, m.clip.start, m.clip.end),
+              })
+            : null,
+          el('a', { href: hashFor('rec', m.rec), text: m.rec }),
+          el('span', { class: 'dim', text: ' ' + m.speaker + ' ' }),
+          v.members.length > 1
+            ? el('button', {
+                class: 'split',
+                text: 'split off',
+                onclick: () =>
+                  voiceDecision(
+                    'split',
+                    { rec: m.rec, speaker: m.speaker },
+                    (r) => m.member + ' is now ' + r.voice,
+                  ),
+              })
+            : null,
+        ),
+      ),
+    );
+    body.append(
+      el(
+        'tr',
+        { 'data-voice': v.id },
+        el('td', {}, el('span', { class: 'voice-id', text: v.id }), v.enrolled ? badge('enrolled') : null),
+        el('td', { class: 'num', text: v.recordings.length }),
+        el('td', { class: 'num', text: fmtDur(v.hours * 3600) }),
+        el('td', { text: summary }),
+        el(
+          'td',
+          {},
+          rep
+            ? el('button', {
+                class: 'listen rep',
+                text: '▶ voice',
+                onclick: () => playClip(rep.recording, rep.start, rep.end),
+              })
+            : null,
+        ),
+        el('td', {}, clips),
+        el('td', {}, target, merge),
+      ),
+    );
+  }
+  const head = el(
+    'tr',
+    {},
+    ['Voice', 'Recordings', 'Speech', 'Gender, age, pitch', 'Listen', 'Per recording', 'Correct'].map((h) =>
+      el('th', { text: h }),
+    ),
+  );
+  const trail = el(
+    'ul',
+    { id: 'voice-trail' },
+    data.decisions.map((d) => el('li', { 'data-decision': d.id, text: d.text + ' at ' + utc(d.at) })),
+  );
+  app.replaceChildren(
+    el('h2', { text: data.voices.length + ' corpus voice(s)' }),
+    data.voices.length
+      ? el('table', { id: 'voices', class: 'grid' }, el('thead', {}, head), body)
+      : el('p', { class: 'dim', text: 'no corpus voices: annotate with speaker ids to join them' }),
+    el('h3', { text: 'voice decisions' }),
+    data.decisions.length ? trail : el('p', { class: 'dim', text: 'none yet' }),
+  );
+}
+
 // -- recording view ----------------------------------------------------------------------
 
 const view = { rec: null, sel: -1, stopAt: null, loopFrom: null, loop: false, panel: null, q: null, sort: '' };
@@ -307,6 +442,10 @@ function togglePlay() {
 }
 
 function tick() {
+  if (!view.rec && clipStop !== null && !player.paused && player.currentTime >= clipStop) {
+    player.pause(); // the voices view: a clip ends at its segment's end
+    clipStop = null;
+  }
   if (view.rec && view.stopAt !== null && !player.paused && player.currentTime >= view.stopAt) {
     if (view.loop && view.loopFrom !== null) {
       player.currentTime = view.loopFrom; // loop: the same span again until stopped
@@ -1391,6 +1530,9 @@ async function route() {
   try {
     if (r.view === 'rec') {
       await showRecording(r.rec, r.q);
+    } else if (r.view === 'voices') {
+      view.rec = null;
+      await showVoices();
     } else {
       view.rec = null;
       await showCorpus(r.q);
