@@ -126,6 +126,8 @@ def test_voice_merge_and_split_are_decisions_that_survive_reruns_and_new_recordi
     assert len(set(ids.values())) == 3
 
     merge_voices(out, allison, nl_m, who="ana", note="same person")
+    written = {json.loads(x)["corpus_speaker_id"] for x in (tmp_path / "rows.jsonl").read_text().splitlines()}
+    assert len(written) == 2  # the export made before was written again with the merged ids
     ids = _voice_of(out, tmp_path)
     assert ids["nl_m_0"] == ids["allison_0"] == allison and len(set(ids.values())) == 2
     with pytest.raises(VoiceError, match="no voice"):

@@ -89,6 +89,16 @@ def _registry(out: Path) -> dict[str, dict[str, Any]]:
     return rows
 
 
+def _rewrite(out: Path) -> None:
+    """speakers.jsonl with the decisions replayed, then every export recorded in OUT/exports.json
+    (their corpus_speaker_id follows the registry)."""
+    from ..export.api import rerun_exports
+    from .speakers import rewrite_registry
+
+    rewrite_registry(out)
+    rerun_exports(out)
+
+
 def _who(who: str | None) -> str:
     return who or getpass.getuser()
 
@@ -96,8 +106,6 @@ def _who(who: str | None) -> str:
 def merge_voices(out_dir: str | Path, keep: str, absorb: str, *, who: str | None = None, note: str = "") -> int:
     """Voice ``absorb`` becomes part of voice ``keep``; recorded, then OUT/speakers.jsonl rewritten.
     Returns the decision id."""
-    from .speakers import rewrite_registry
-
     out = Path(out_dir)
     rows = _registry(out)
     for v in (keep, absorb):
@@ -108,7 +116,7 @@ def merge_voices(out_dir: str | Path, keep: str, absorb: str, *, who: str | None
     members = sorted(rows[keep]["members"] + rows[absorb]["members"])
     with _state(out, readonly=False) as store:
         did = store.add_voice_decision(MERGE, keep, {"from": absorb, "members": members}, _who(who), note)
-    rewrite_registry(out)
+    _rewrite(out)
     return did
 
 
@@ -117,7 +125,7 @@ def split_voice(
 ) -> tuple[int, str]:
     """Recording ``rec``'s speaker ``speaker`` leaves its voice and gets a new voice id; recorded,
     then OUT/speakers.jsonl rewritten. Returns (decision id, the new voice id)."""
-    from .speakers import next_voice_id, rewrite_registry
+    from .speakers import next_voice_id
 
     out = Path(out_dir)
     rows = _registry(out)
@@ -131,7 +139,7 @@ def split_voice(
         taken = set(rows) | {d.voice for d in store.voice_decisions()}
         new = next_voice_id(taken)
         did = store.add_voice_decision(SPLIT, new, {"member": member, "from": holder["id"]}, _who(who), note)
-    rewrite_registry(out)
+    _rewrite(out)
     return did, new
 
 
