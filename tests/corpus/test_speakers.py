@@ -155,3 +155,27 @@ def test_voice_merge_and_split_are_decisions_that_survive_reruns_and_new_recordi
     assert f"split nl_m_0:{spk} off {allison} as {new} by bo" in listing.output
     bad = CliRunner().invoke(main, ["voices", "split", str(out), "nl_m_0", "spk_99"])
     assert bad.exit_code != 0 and "no voice holds speaker 'spk_99'" in bad.output
+
+
+def test_voice_decisions_replay_over_a_new_clustering():
+    """A merge joins whatever clusters hold its recorded members (also with a newcomer); a split
+    takes its member out wherever it fell; ids given by people come first."""
+    from speechannotator.corpus.voice_decisions import Group, replay
+    from speechannotator.records import VoiceDecision
+
+    merge = VoiceDecision(1, "merge", "voice_001", {"from": "voice_002", "members": ["a:s1", "b:s1"]}, "ana", 0.0)
+    split = VoiceDecision(2, "split", "voice_004", {"member": "c:s1", "from": "voice_001"}, "bo", 0.0)
+    fresh = [Group(["a:s1", "c:s1"]), Group(["b:s1", "d:s1"]), Group(["e:s1"])]  # d: a new recording
+    got = replay(fresh, [merge, split])
+    assert [(g.members, g.forced) for g in got] == [
+        (["a:s1", "b:s1", "d:s1"], "voice_001"),
+        (["e:s1"], None),
+        (["c:s1"], "voice_004"),
+    ]
+    assert replay(fresh, []) == fresh
+    a, b = (Centroid(r, "s1", _unit(np.eye(4)[i]), 1.0) for i, r in enumerate("ab"))
+    previous = [{"id": "voice_001", "members": ["a:s1", "b:s1"]}]
+    assert _names([[a], [b]], previous, {}, 0.5, [None, "voice_009"]) == ["voice_001", "voice_009"]
+    # The human id wins over the previous registry's vote, and the other group keeps the old id.
+    assert _names([[a], [b]], previous, {}, 0.5, ["voice_009", None]) == ["voice_009", "voice_001"]
+    assert _names([[a], [b]], previous, {}, 0.5, ["voice_001", None]) == ["voice_001", "voice_002"]
