@@ -16,11 +16,13 @@ clusters before naming, every time the registry is written.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..audio import AUDIO_EXTENSIONS, load_audio
+from ..locks import LOCK_DIR
 from .item import load_item_audio
 
 # Cosine similarity of two recordings' speaker centroids above which they are one voice. Measured
@@ -225,6 +228,21 @@ class _LazyEncoder:
         return self._encoder.embed(audio16k, spans)
 
 
+@contextmanager
+def registry_lock(out_dir: str | Path) -> Iterator[None]:
+    """One writer of OUT/speakers.jsonl at a time (a run's corpus step, a CLI or a review page
+    correction), so that none writes a registry without a decision another has just added.
+    A blocking flock: the kernel drops it when its holder ends in any way."""
+    folder = Path(out_dir) / LOCK_DIR
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / "speakers.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def build_speaker_registry(
     out_dir: str | Path,
     enroll: str | Path | None = None,
@@ -236,6 +254,11 @@ def build_speaker_registry(
 
     The voices are the clusters of the speaker centroids with the human voice decisions
     (corpus/voice_decisions.py) replayed over them, oldest first."""
+    with registry_lock(out_dir):
+        return _build_registry(out_dir, enroll, threshold=threshold, device=device)
+
+
+def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold: float, device: str) -> dict[str, str]:
     from ..export.corpus_view import corpus_view
     from .voice_decisions import Group, read_voice_decisions, replay
 
@@ -288,9 +311,10 @@ def build_speaker_registry(
 
 
 def rewrite_registry(out_dir: str | Path) -> dict[str, str]:
-    """OUT/speakers.jsonl again after a voice decision: the same corpus step, from the centroid
-    cache (CAM++ only for a recording whose output changed since), ids kept by the registry."""
-    return build_speaker_registry(out_dir)
+    """OUT/speakers.jsonl again after a voice decision, the caller holding ``registry_lock``: the
+    same corpus step, from the centroid cache (CAM++ only for a recording whose output changed
+    since), ids kept by the registry."""
+    return _build_registry(out_dir, None, threshold=SAME_VOICE_SIMILARITY, device="cpu")
 
 
 def read_registry(out_dir: str | Path) -> list[dict[str, Any]]:

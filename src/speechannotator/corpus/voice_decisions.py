@@ -90,13 +90,17 @@ def _registry(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def _rewrite(out: Path) -> None:
-    """speakers.jsonl with the decisions replayed, then every export recorded in OUT/exports.json
-    (their corpus_speaker_id follows the registry)."""
-    from ..export.api import rerun_exports
+    """speakers.jsonl with the decisions replayed (under the registry lock); the caller then
+    writes every export recorded in OUT/exports.json again (their corpus_speaker_id follows)."""
     from .speakers import rewrite_registry
 
     rewrite_registry(out)
-    rerun_exports(out)
+
+
+def rerun_exports(out: Path) -> None:
+    from ..export.api import rerun_exports as rerun
+
+    rerun(out)
 
 
 def _who(who: str | None) -> str:
@@ -106,17 +110,21 @@ def _who(who: str | None) -> str:
 def merge_voices(out_dir: str | Path, keep: str, absorb: str, *, who: str | None = None, note: str = "") -> int:
     """Voice ``absorb`` becomes part of voice ``keep``; recorded, then OUT/speakers.jsonl rewritten.
     Returns the decision id."""
+    from .speakers import registry_lock
+
     out = Path(out_dir)
-    rows = _registry(out)
-    for v in (keep, absorb):
-        if v not in rows:
-            raise VoiceError(f"no voice {v!r} in {out / 'speakers.jsonl'}")
-    if keep == absorb:
-        raise VoiceError(f"cannot merge voice {keep!r} with itself")
-    members = sorted(rows[keep]["members"] + rows[absorb]["members"])
-    with _state(out, readonly=False) as store:
-        did = store.add_voice_decision(MERGE, keep, {"from": absorb, "members": members}, _who(who), note)
-    _rewrite(out)
+    with registry_lock(out):
+        rows = _registry(out)
+        for v in (keep, absorb):
+            if v not in rows:
+                raise VoiceError(f"no voice {v!r} in {out / 'speakers.jsonl'}")
+        if keep == absorb:
+            raise VoiceError(f"cannot merge voice {keep!r} with itself")
+        members = sorted(rows[keep]["members"] + rows[absorb]["members"])
+        with _state(out, readonly=False) as store:
+            did = store.add_voice_decision(MERGE, keep, {"from": absorb, "members": members}, _who(who), note)
+        _rewrite(out)
+    rerun_exports(out)
     return did
 
 
@@ -125,21 +133,23 @@ def split_voice(
 ) -> tuple[int, str]:
     """Recording ``rec``'s speaker ``speaker`` leaves its voice and gets a new voice id; recorded,
     then OUT/speakers.jsonl rewritten. Returns (decision id, the new voice id)."""
-    from .speakers import next_voice_id
+    from .speakers import next_voice_id, registry_lock
 
     out = Path(out_dir)
-    rows = _registry(out)
     member = f"{rec}:{speaker}"
-    holder = next((r for r in rows.values() if member in r["members"]), None)
-    if holder is None:
-        raise VoiceError(f"no voice holds speaker {speaker!r} of recording {rec!r}")
-    if holder["members"] == [member]:
-        raise VoiceError(f"{member} is already a voice of its own ({holder['id']})")
-    with _state(out, readonly=False) as store:
-        taken = set(rows) | {d.voice for d in store.voice_decisions()}
-        new = next_voice_id(taken)
-        did = store.add_voice_decision(SPLIT, new, {"member": member, "from": holder["id"]}, _who(who), note)
-    _rewrite(out)
+    with registry_lock(out):
+        rows = _registry(out)
+        holder = next((r for r in rows.values() if member in r["members"]), None)
+        if holder is None:
+            raise VoiceError(f"no voice holds speaker {speaker!r} of recording {rec!r}")
+        if holder["members"] == [member]:
+            raise VoiceError(f"{member} is already a voice of its own ({holder['id']})")
+        with _state(out, readonly=False) as store:
+            taken = set(rows) | {d.voice for d in store.voice_decisions()}
+            new = next_voice_id(taken)
+            did = store.add_voice_decision(SPLIT, new, {"member": member, "from": holder["id"]}, _who(who), note)
+        _rewrite(out)
+    rerun_exports(out)
     return did, new
 
 
