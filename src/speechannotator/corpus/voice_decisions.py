@@ -12,6 +12,7 @@ taken out of whatever group it fell in and becomes that voice.
 from __future__ import annotations
 
 import getpass
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,9 @@ def read_voice_decisions(out_dir: str | Path) -> list[VoiceDecision]:
     path = Path(out_dir) / STATE_FILE
     if not path.is_file():
         return []
-    with StateStore(path, readonly=True) as store:
+    # A read-only connection that closes last leaves the WAL's -wal/-shm files behind (it may not
+    # checkpoint), so a folder we can write gets an ordinary connection that cleans up on close.
+    with StateStore(path, readonly=not os.access(path.parent, os.W_OK)) as store:
         return store.voice_decisions()
 
 
