@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
 from real_voices import DATA, MissingData
 
 SPLITS = {"train": "debug.train", "development": "debug.development", "test": "debug.test"}
