@@ -273,7 +273,7 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
     elapsed = time.perf_counter() - t0
     ref_rows = conv.speech_rows()
-    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
+    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in (dia.speech or dia.turns)]
     return {
         "name": conv.name,
         "system": tag,
@@ -405,11 +405,6 @@ def main() -> None:
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--diarization-only", action="store_true", help="VAD + diarization, no ASR (speaker scores only)")
     ap.add_argument(
-        "--old-clustering",
-        action="store_true",
-        help="also a row with the former default (raw d-vector average linkage at 0.6)",
-    )
-    ap.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -434,15 +429,6 @@ def main() -> None:
                             update={"backend": "pyannote", "pyannote_path": str(args.pyannote)}
                         )
                     }
-                ),
-            )
-        )
-    if args.old_clustering:
-        systems.append(
-            (
-                "ahc0.6",
-                cfg.model_copy(
-                    update={"diarization": cfg.diarization.model_copy(update={"clustering": "ahc", "threshold": 0.6})}
                 ),
             )
         )

@@ -12,9 +12,11 @@ from speechannotator.records import Turn
 
 
 def _windows(x: np.ndarray, seconds: float = 1.5) -> _Windows:
+    """Windows of `seconds` one after another (each its own stretch of the recording)."""
     n = len(x)
     z = np.zeros(n, int)
-    return _Windows(z, z, z, z, np.full(n, seconds), x)
+    start = np.arange(n) * seconds
+    return _Windows(z, z, z, z, np.full(n, seconds), x, start, start + seconds)
 
 
 def _blobs(rng, centers, n):

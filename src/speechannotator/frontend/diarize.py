@@ -52,7 +52,7 @@ class DiarizationResult:
 @dataclass
 class _Windows:
     """Embedded pieces of local speakers: chunk, local slot, first and end frame (chunk frames),
-    seconds of clean speech, vector."""
+    seconds of clean speech, vector, start and end in the recording (seconds)."""
 
     chunk: np.ndarray
     slot: np.ndarray
@@ -60,6 +60,8 @@ class _Windows:
     f1: np.ndarray
     seconds: np.ndarray
     vectors: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
 
     def __len__(self) -> int:
         return len(self.chunk)
@@ -108,13 +110,21 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     return _Windows(r[:, 0].astype(int), r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], vecs)
 
 
+def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Length of the union of intervals."""
+    total, reach = 0.0, -np.inf
+    for a, b in sorted(zip(starts.tolist(), ends.tolist())):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
 def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarray, float]:
     """Speaker of every window and the speakers' unit centroids, and the closest pair's
     similarity. At most `max_points` windows (evenly spaced) are clustered directly; the others
     and those of dropped clusters join their nearest centroid."""
     from scipy.cluster.hierarchy import fcluster, linkage
-
-    from .segmentation import CHUNK_S
 
     x = w.vectors.astype(np.float64)
     train = np.flatnonzero(w.seconds >= cfg.min_embed_s)
@@ -131,9 +141,9 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     else:
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
     k = labels.max() + 1
-    # Clean seconds per cluster; each second is heard by about CHUNK_S / seg_step_s chunks.
-    scale = min(1.0, cfg.seg_step_s / CHUNK_S) * cfg.hop_s / cfg.window_s
-    mass = np.bincount(labels, weights=w.seconds[train], minlength=k) * scale
+    # Seconds of the recording each cluster's windows cover (windows overlap, and chunks overlap:
+    # the union, not the sum).
+    mass = np.array([_covered(w.start[train][labels == j], w.end[train][labels == j]) for j in range(k)])
     cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(k)])
     # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones,
     # never fewer than min_speakers nor more than max_speakers.
