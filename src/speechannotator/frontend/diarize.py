@@ -107,7 +107,10 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
     vecs = enc.embed_features(feats) if feats else np.zeros((0, 192), np.float32)
     r = np.array(rows, dtype=float).reshape(-1, 5)
-    return _Windows(r[:, 0].astype(int), r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], vecs)
+    chunk = r[:, 0].astype(int)
+    start = act.starts[chunk] + r[:, 2] * seg_s
+    end = act.starts[chunk] + r[:, 3] * seg_s
+    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], vecs, start, end)
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
