@@ -105,7 +105,9 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                     f = feats_all[idx]
                     feats.append(np.ascontiguousarray(f - f.mean(axis=0, keepdims=True), dtype=np.float32))
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
-    vecs = enc.embed_features(feats) if feats else np.zeros((0, 192), np.float32)
+    # Batches of 16: on CPU larger batches gain nothing and the dense blocks' activations grow
+    # with the batch (peak memory).
+    vecs = enc.embed_features(feats, batch=16) if feats else np.zeros((0, 192), np.float32)
     r = np.array(rows, dtype=float).reshape(-1, 5)
     chunk = r[:, 0].astype(int)
     start = act.starts[chunk] + r[:, 2] * seg_s
