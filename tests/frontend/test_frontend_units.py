@@ -3,43 +3,83 @@ import json
 import numpy as np
 import pytest
 
-from speechannotator.frontend.clustering import estimate_clusters
+from speechannotator.config import DiarizationConfig
+from speechannotator.frontend.diarize import _cluster, _to_turns, _Windows
 from speechannotator.frontend.reference import ReferenceError, load_reference_timeline
 from speechannotator.frontend.refine import normalize_transcript
 from speechannotator.frontend.segment_table import build_segments
 from speechannotator.records import Turn
 
 
+def _windows(x: np.ndarray, seconds: float = 1.5) -> _Windows:
+    """Windows of `seconds` one after another (each its own stretch of the recording)."""
+    n = len(x)
+    z = np.zeros(n, int)
+    start = np.arange(n) * seconds
+    return _Windows(z, z, z, z, np.full(n, seconds), x, start, start + seconds)
+
+
 def _blobs(rng, centers, n):
     out, labels = [], []
     for k, c in enumerate(centers):
-        v = c + 0.15 * rng.normal(size=(n, len(c)))
+        v = c + 0.05 * rng.normal(size=(n, len(c)))
         out.append(v)
         labels += [k] * n
-    return np.concatenate(out), np.array(labels)
+    x = np.concatenate(out)
+    return x / np.linalg.norm(x, axis=1, keepdims=True), np.array(labels)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_clustering_finds_speaker_count(k):
     rng = np.random.default_rng(k)
-    centers = np.abs(rng.normal(size=(k, 64)))
-    centers = centers / np.linalg.norm(centers, axis=1, keepdims=True)
-    # Orthogonalize the centres so that speakers are clearly apart (cosine ~0).
+    # Orthogonal centres: speakers clearly apart (cosine ~0), windows ~0.8 from their centre.
     q, _ = np.linalg.qr(rng.normal(size=(64, k)))
-    x, truth = _blobs(rng, q.T * 3, 30)
-    res = estimate_clusters(x)
-    assert res.num_speakers == k
+    x, truth = _blobs(rng, q.T * 0.6, 30)
+    label, cent, _ = _cluster(_windows(x), DiarizationConfig())
+    assert len(cent) == k
     # Same partition up to label names.
-    for lab in range(k):
-        assert len(set(res.labels[truth == lab])) == 1
+    assert len(set(zip(truth.tolist(), label.tolist()))) == k
 
 
-def test_clustering_respects_requested_count_and_bounds():
+def test_clustering_respects_requested_count_bounds_and_drops_small_clusters():
     rng = np.random.default_rng(0)
     q, _ = np.linalg.qr(rng.normal(size=(32, 3)))
-    x, _ = _blobs(rng, q.T * 3, 20)
-    assert estimate_clusters(x, num_speakers=2).num_speakers == 2
-    assert estimate_clusters(x, max_speakers=2).num_speakers <= 2
+    x, truth = _blobs(rng, q.T * 0.6, 20)
+    assert len(_cluster(_windows(x), DiarizationConfig(num_speakers=2))[1]) == 2
+    assert len(_cluster(_windows(x), DiarizationConfig(max_speakers=2))[1]) == 2
+    # A voice heard for a few windows only (under min_cluster_s) is no speaker: its windows
+    # join the nearest voice.
+    few = np.concatenate([np.flatnonzero(truth < 2), np.flatnonzero(truth == 2)[:2]])
+    label, cent, _ = _cluster(_windows(x[few]), DiarizationConfig(min_cluster_s=4.0))
+    assert len(cent) == 2 and len(label) == len(few)
+
+
+def test_subsampled_clustering_matches_whole_file_clustering():
+    rng = np.random.default_rng(7)
+    q, _ = np.linalg.qr(rng.normal(size=(64, 3)))
+    # Speaker 2 appears only in the last quarter (a late joiner in a long meeting).
+    labels = np.concatenate([rng.integers(0, 2, 900), rng.integers(0, 3, 300)])
+    x = q.T[labels] * 0.6 + 0.05 * rng.normal(size=(1200, 64))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    whole, c1, _ = _cluster(_windows(x), DiarizationConfig(max_points=5000))
+    sub, c2, _ = _cluster(_windows(x), DiarizationConfig(max_points=200))
+    assert len(c1) == len(c2) == 3
+    assert len(set(zip(whole.tolist(), sub.tolist()))) == 3
+    assert len(set(zip(labels.tolist(), sub.tolist()))) == 3
+
+
+def test_overlap_is_kept_per_speaker_and_counted_in_exclusive_turns():
+    step = 270 / 16000
+    n = int(6.0 / step)
+    binary = np.zeros((n, 2), bool)
+    binary[: int(3.5 / step), 0] = True  # A: 0-3.5 s
+    binary[int(3.0 / step) :, 1] = True  # B: 3-6 s, half a second over A
+    score = binary * np.array([0.6, 0.9])
+    turns, speech = _to_turns(binary, score, DiarizationConfig(), 6.0)
+    assert [t.speaker for t in speech] == ["S0", "S1"] and speech[0].end > speech[1].start
+    assert [t.speaker for t in turns] == ["S0", "S1"]
+    assert turns[0].end == turns[1].start  # exclusive: the stronger voice takes the overlap
+    assert abs(turns[1].overlap_s - 0.5) < 0.05 and turns[0].overlap_s == 0.0
 
 
 def test_segment_table_merges_and_splits():
@@ -54,6 +94,10 @@ def test_segment_table_merges_and_splits():
     long_b = [x for x in spans if x[2] == "B" and x[0] >= 9.0]
     assert len(long_b) == 2 and long_b[0][1] == long_b[1][0]  # split into two contiguous halves
     assert [s.key for s in segs] == [f"seg_{i:05d}" for i in range(len(segs))]
+    # Overlapped speech travels with its turn into the segment (and is shared when a turn is split).
+    over = [Turn(0.0, 4.0, "A", True, 1.0), Turn(4.0, 30.0, "B", True, 2.6)]
+    got = build_segments(over, samples, sr, max_len=20.0, min_len=0.4)
+    assert got[0].overlap_s == 1.0 and abs(sum(s.overlap_s for s in got[1:]) - 2.6) < 0.02
 
 
 def test_normalize_transcript():

@@ -10,7 +10,6 @@ import pydantic
 import pytest
 
 from speechannotator.config import Config, load_config
-from speechannotator.frontend.clustering import estimate_clusters
 from speechannotator.frontend.diarize import run_diarization
 from speechannotator.frontend.diarize_pyannote import (
     DiarizationBackendError,
@@ -176,49 +175,6 @@ def test_config_file_and_presets():
     )  # Omni refines, as in the paper
     with pytest.raises(pydantic.ValidationError):
         load_config(None, {"asr": {"refine": "magic"}})
-
-
-# -- clustering over long recordings --------------------------------------------------------
-
-
-def test_subsampled_clustering_matches_whole_file_clustering():
-    rng = np.random.default_rng(7)
-    q, _ = np.linalg.qr(rng.normal(size=(64, 4)))
-    # Speaker centres at ~0.5 cosine from each other (a shared component), windows at ~0.75
-    # from their centre: the spread measured on Resemblyzer windows. Speaker 2 appears only in
-    # the last quarter (a late joiner in a long meeting).
-    centres = q.T[3] + q.T[:3]
-    labels = np.concatenate([rng.integers(0, 2, 900), rng.integers(0, 3, 300)])
-    x = centres[labels] + 0.11 * rng.normal(size=(1200, 64))
-    whole = estimate_clusters(x, max_points=5000)
-    windowed = estimate_clusters(x, max_points=200)
-    assert whole.num_speakers == windowed.num_speakers == 3
-    # Same partition: one-to-one label correspondence.
-    pairs = set(zip(whole.labels.tolist(), windowed.labels.tolist()))
-    assert len(pairs) == 3
-    pairs = set(zip(labels.tolist(), windowed.labels.tolist()))
-    assert len(pairs) == 3
-
-
-def test_a_cluster_holding_two_voices_is_split_and_one_voice_is_not():
-    from speechannotator.frontend.clustering import _split_mixed
-
-    rng = np.random.default_rng(3)
-    q, _ = np.linalg.qr(rng.normal(size=(64, 3)))
-    # Two voices sharing most of their d-vector (centres at ~0.75 cosine, as the closest real
-    # voices on one channel), windows spread around them; both labelled as one cluster.
-    centres = np.stack([q.T[0] + 0.6 * q.T[1], q.T[0] + 0.6 * q.T[2]])
-    who = rng.integers(0, 2, 400)
-    x = centres[who] + 0.08 * rng.normal(size=(400, 64))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    one = np.zeros(400, int)
-    split = _split_mixed(x, one, 8, 0.8, 16, 1500)
-    assert split.max() == 1
-    assert len(set(zip(who.tolist(), split.tolist()))) == 2  # the split follows the voices
-    # One voice with the same spread: the halves stay alike, no split.
-    y = centres[0] + 0.08 * rng.normal(size=(400, 64))
-    y /= np.linalg.norm(y, axis=1, keepdims=True)
-    assert _split_mixed(y, one, 8, 0.8, 16, 1500).max() == 0
 
 
 # -- segment table ----------------------------------------------------------------------------

@@ -1,10 +1,28 @@
-"""Diarization: VAD regions -> window embeddings -> clusters -> speaker turns (embedded), or a
-pyannote pipeline from a local folder (`DiarizationConfig.backend = "pyannote"`).
+"""Diarization: local segmentation -> one embedding per local speaker -> global clustering ->
+reconstruction; or a pyannote pipeline from a local folder (`DiarizationConfig.backend`).
 
-Speaker ids are global: all windows of the recording are clustered together (at most
-`max_points` directly, the rest by nearest centroid), so a long recording never gets
-different ids for one speaker in different parts. Memory beyond the audio is the window
-embeddings (1 KB per 0.75 s) and the turns.
+The structure of pyannote 3.x, on models that ship in a wheel:
+
+1. pyannote segmentation-3.0 (frontend/segmentation.py) slides 10 s chunks every `seg_step_s`
+   and says per 16.9 ms frame which of up to three local speakers talk (two at once at most).
+2. Each local speaker of each chunk is embedded with CAM++ (frontend/campplus.py) over the
+   frames where it speaks alone (all its frames when it never does).
+3. Those embeddings are clustered over the whole recording (average linkage, cosine
+   similarity `threshold`); clusters with under `min_cluster_s` of speech join their nearest
+   large one. In each chunk its local speakers take distinct clusters (Hungarian assignment),
+   so two voices heard together are never one speaker.
+4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
+   average of the chunks' local counts, rounded; the most active speakers fill that count.
+
+Both models normalize their input (instance norm on the waveform, the fbank mean removed), so
+a quiet recording (-51 dBFS) is read like a loud one. Speaker ids are global; memory beyond the
+audio is the fbank (320 B per 10 ms), the chunk activities and one 192-d vector per local
+speaker per chunk.
+
+The result keeps overlap twice: `speech` has one row per speaker and stretch (overlapping rows
+where two talk at once, what DER scores), and `turns` are exclusive (the louder-scored voice of
+each frame, for speaker-homogeneous TTS segments) with each turn's seconds of overlapped
+speech in `Turn.overlap_s`.
 """
 
 from __future__ import annotations
@@ -15,123 +33,291 @@ import numpy as np
 
 from ..config import DiarizationConfig
 from ..records import Turn
-from .clustering import estimate_clusters
-from .embeddings import embed_windows
-from .overlap import refine_changes
-from .resegment import resegment
 from .vad import SpeechRegion
-from .within_speaker import load_whitener
 from .word_changes import SpeakerSpace
 
-_FRAME = 0.01
+SR = 16000
 
 
 @dataclass
 class DiarizationResult:
-    turns: list[Turn]
+    turns: list[Turn]  # exclusive: one speaker at a time, overlap_s inside
     num_speakers: int
     closest_speaker_similarity: float
-    num_windows: int
-    space: SpeakerSpace | None = None  # the speakers as the clustering saw them (word-level changes)
+    num_windows: int  # local speakers embedded
+    speech: list[Turn] | None = None  # per-speaker activity, overlapping where voices overlap
+    space: SpeakerSpace | None = None  # the speakers' CAM++ centroids (word-level changes)
 
 
-def _frame_labels(
-    region: SpeechRegion, centers: np.ndarray, starts: np.ndarray, ends: np.ndarray, labels: np.ndarray
-) -> np.ndarray:
-    """Label each 10 ms frame of a region by the windows covering it (nearest center on ties)."""
-    n = max(1, int(round(region.duration / _FRAME)))
-    t = region.start + (np.arange(n) + 0.5) * _FRAME
-    k = int(labels.max()) + 1
-    votes = np.zeros((n, k))
-    for s, e, c, lab in zip(starts, ends, centers, labels):
-        a, b = int((s - region.start) / _FRAME), int(np.ceil((e - region.start) / _FRAME))
-        a, b = max(0, a), min(n, b)
-        if b > a:
-            # Windows vote more for frames near their center: boundaries move to the change point.
-            votes[a:b, lab] += 1.0 / (1.0 + np.abs(t[a:b] - c))
-    empty = votes.sum(axis=1) == 0
-    out = votes.argmax(axis=1)
-    if empty.any():
-        nearest = np.abs(t[empty, None] - centers[None, :]).argmin(axis=1)
-        out[empty] = labels[nearest]
-    return out
+@dataclass
+class _Windows:
+    """Embedded pieces of local speakers: chunk, local slot, first and end frame (chunk frames),
+    seconds of clean speech, vector, start and end in the recording (seconds)."""
+
+    chunk: np.ndarray
+    slot: np.ndarray
+    f0: np.ndarray
+    f1: np.ndarray
+    seconds: np.ndarray
+    vectors: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.chunk)
 
 
-def _smooth(frames: np.ndarray, min_frames: int) -> np.ndarray:
-    """Absorb label runs shorter than min_frames into their longer neighbour."""
-    if len(frames) == 0:
-        return frames
-    changed = True
-    while changed:
-        changed = False
-        bounds = np.flatnonzero(np.diff(frames)) + 1
-        runs = np.split(np.arange(len(frames)), bounds)
-        if len(runs) == 1:
-            break
-        lengths = [len(r) for r in runs]
-        i = int(np.argmin(lengths))
-        if lengths[i] >= min_frames:
-            break
-        left = lengths[i - 1] if i > 0 else -1
-        right = lengths[i + 1] if i + 1 < len(runs) else -1
-        src = runs[i - 1] if left >= right else runs[i + 1]
-        frames[runs[i]] = frames[src[0]]
-        changed = True
-    return frames
+def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
+    """Cut each local speaker's stretches in each chunk into windows of `window_s` every `hop_s`
+    and embed the frames of each where that speaker talks alone (all its frames there when it
+    never does). A local speaker can hold two voices when segmentation misses a change, so its
+    windows, not the whole local speaker, are clustered."""
+    from .campplus import MIN_FRAMES, CamPlusEncoder, fbank
+    from .segmentation import FRAME_SIZE, FRAME_STEP
+
+    enc = CamPlusEncoder.load(cfg.device)
+    feats_all = fbank(samples)
+    n_chunks, n_frames, n_slots = act.activity.shape
+    seg_s = FRAME_STEP / SR
+    win, hop = max(1, int(round(cfg.window_s / seg_s))), max(1, int(round(cfg.hop_s / seg_s)))
+    rows: list[tuple[int, int, int, int, float]] = []
+    feats = []
+    for c in range(n_chunks):
+        a = int(round(act.starts[c] * SR)) // 160
+        local = act.activity[c] > 0
+        alone = local.sum(axis=1) == 1
+        for k in range(n_slots):
+            for r0, r1 in _runs(local[:, k]):
+                starts = list(range(r0, max(r0 + 1, r1 - win + 1), hop))
+                if r1 - starts[-1] > win:
+                    starts.append(r1 - win)
+                for f0 in starts:
+                    f1 = min(r1, f0 + win)
+                    clean = alone[f0:f1] & local[f0:f1, k]
+                    use = clean if clean.sum() * seg_s >= 0.3 else local[f0:f1, k]
+                    # fbank frames (10 ms) whose centres fall in the chosen segmentation frames
+                    fr = np.flatnonzero(use) + f0
+                    lo = a + ((fr * FRAME_STEP + FRAME_SIZE // 2 - FRAME_STEP // 2 - 200) // 160)
+                    idx = np.unique(np.concatenate([np.arange(x, x + 2) for x in lo]))
+                    idx = idx[(idx >= 0) & (idx < len(feats_all))]
+                    if len(idx) < MIN_FRAMES:
+                        continue
+                    f = feats_all[idx]
+                    feats.append(np.ascontiguousarray(f - f.mean(axis=0, keepdims=True), dtype=np.float32))
+                    rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
+    # Batches of 16: on CPU larger batches gain nothing and the dense blocks' activations grow
+    # with the batch (peak memory).
+    vecs = enc.embed_features(feats, batch=16) if feats else np.zeros((0, 192), np.float32)
+    r = np.array(rows, dtype=float).reshape(-1, 5)
+    chunk = r[:, 0].astype(int)
+    start = act.starts[chunk] + r[:, 2] * seg_s
+    end = act.starts[chunk] + r[:, 3] * seg_s
+    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], vecs, start, end)
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Length of the union of intervals."""
+    total, reach = 0.0, -np.inf
+    for a, b in sorted(zip(starts.tolist(), ends.tolist())):
+        if b > reach:
+            total += b - max(a, reach)
+            reach = b
+    return total
+
+
+def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarray, float]:
+    """Speaker of every window and the speakers' unit centroids, and the closest pair's
+    similarity. At most `max_points` windows (evenly spaced) are clustered directly; the others
+    and those of dropped clusters join their nearest centroid."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    x = w.vectors.astype(np.float64)
+    train = np.flatnonzero(w.seconds >= cfg.min_embed_s)
+    if len(train) < 2:
+        train = np.arange(len(x))
+    if len(train) > cfg.max_points:
+        train = train[np.linspace(0, len(train) - 1, cfg.max_points).round().astype(int)]
+    if len(train) == 1:
+        cent = x[train] / np.linalg.norm(x[train], axis=1, keepdims=True)
+        return np.zeros(len(x), int), cent, 0.0
+    z = linkage(x[train], method="average", metric="cosine")
+    if cfg.num_speakers:
+        labels = fcluster(z, t=min(cfg.num_speakers, len(train)), criterion="maxclust") - 1
+    else:
+        labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
+    k = labels.max() + 1
+    # Seconds of the recording each cluster's windows cover (windows overlap, and chunks overlap:
+    # the union, not the sum).
+    mass = np.array([_covered(w.start[train][labels == j], w.end[train][labels == j]) for j in range(k)])
+    cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(k)])
+    # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones,
+    # never fewer than min_speakers nor more than max_speakers.
+    order = np.argsort(-mass, kind="stable")
+    keep = [j for j in order if mass[j] >= cfg.min_cluster_s]
+    if cfg.num_speakers:
+        keep = list(order[: cfg.num_speakers])
+    if len(keep) < cfg.min_speakers:
+        keep = list(order[: cfg.min_speakers])
+    keep = keep[: cfg.max_speakers] or list(order[:1])
+    cent = cent[sorted(keep)]
+    cent /= np.linalg.norm(cent, axis=1, keepdims=True)
+    label = (x @ cent.T).argmax(axis=1)
+    sim = cent @ cent.T
+    closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
+    return label, cent, closest
+
+
+def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
+    """(frames, speakers) binary global activity and scores: each window votes for its speaker
+    on the frames where its local speaker is active; the number of speakers per frame is the
+    chunks' average local count, rounded."""
+    from .segmentation import FRAME_STEP
+
+    score = np.zeros((total_frames, n_speakers))
+    count = np.zeros(total_frames)
+    covered = np.zeros(total_frames)
+    n_chunks, n_frames, _ = act.activity.shape
+    g0 = np.round(act.starts * SR / FRAME_STEP).astype(int)
+    for c in range(n_chunks):
+        span = min(n_frames, total_frames - g0[c])
+        if span > 0:
+            covered[g0[c] : g0[c] + span] += 1
+            count[g0[c] : g0[c] + span] += act.activity[c][:span].sum(axis=1)
+    votes = np.zeros((total_frames, n_speakers))
+    for i in range(len(w)):
+        c, k, f0, f1 = w.chunk[i], w.slot[i], w.f0[i], w.f1[i]
+        on = act.activity[c][f0:f1, k]
+        g = g0[c] + f0
+        n = min(len(on), total_frames - g)
+        if n > 0:
+            votes[g : g + n, label[i]] += on[:n]
+    # Windows overlap (hop < window): a frame's share per speaker, times the chunks that heard speech
+    heard = np.zeros(total_frames)
+    for c in range(n_chunks):
+        span = min(n_frames, total_frames - g0[c])
+        if span > 0:
+            heard[g0[c] : g0[c] + span] += act.activity[c][:span].max(axis=1)
+    tot = votes.sum(axis=1, keepdims=True)
+    score = np.where(tot > 0, votes / np.maximum(tot, 1e-9), 0.0) * (heard / np.maximum(covered, 1))[:, None]
+    covered = np.maximum(covered, 1)
+    n_active = np.minimum(np.round(count / covered).astype(int), n_speakers)
+    binary = np.zeros_like(score, dtype=bool)
+    order = np.argsort(-score, axis=1, kind="stable")
+    for j in range(1, int(n_active.max(initial=0)) + 1):
+        rows = np.flatnonzero(n_active >= j)
+        binary[rows, order[rows, j - 1]] = True
+    binary &= score > 0
+    return binary, score
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    d = np.diff(np.concatenate([[0], mask.astype(int), [0]]))
+    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
+
+
+def _fill(mask: np.ndarray, max_gap: int, min_len: int) -> np.ndarray:
+    """Close gaps shorter than max_gap frames, then drop runs shorter than min_len."""
+    m = mask.copy()
+    runs = _runs(m)
+    for (_a0, b0), (a1, _b1) in zip(runs, runs[1:]):
+        if a1 - b0 < max_gap:
+            m[b0:a1] = True
+    for a, b in _runs(m):
+        if b - a < min_len:
+            m[a:b] = False
+    return m
+
+
+def _to_turns(binary: np.ndarray, score: np.ndarray, cfg: DiarizationConfig, duration: float):
+    from .segmentation import FRAME_SIZE, FRAME_STEP
+
+    step = FRAME_STEP / SR
+    offset = FRAME_SIZE / 2 / SR - step / 2  # frame f covers [offset + f step, offset + (f+1) step)
+
+    def t(f: int) -> float:
+        return round(min(duration, max(0.0, offset + f * step)), 3)
+
+    gap, short = int(round(cfg.min_gap_s / step)), int(round(cfg.min_speech_s / step))
+    cleaned = np.stack([_fill(binary[:, k], gap, short) for k in range(binary.shape[1])], axis=1)
+    speech = [
+        Turn(t(a), t(b), f"S{k}", overlap=bool((cleaned[a:b].sum(axis=1) > 1).any()))
+        for k in range(cleaned.shape[1])
+        for a, b in _runs(cleaned[:, k])
+    ]
+    speech.sort(key=lambda u: (u.start, u.speaker))
+    # Exclusive turns: in each frame the active speaker with the highest score; runs shorter
+    # than min_turn_s inside speech are absorbed by their neighbours.
+    active = cleaned.any(axis=1)
+    top = np.where(cleaned, score, -1.0).argmax(axis=1)
+    top = _absorb(top, active, int(round(cfg.min_turn_s / step)))
+    multi = cleaned.sum(axis=1) > 1
+    turns = []
+    for a, b in _runs(active):
+        bounds = np.flatnonzero(np.diff(top[a:b])) + 1 + a
+        for s, e in zip(np.concatenate([[a], bounds]), np.concatenate([bounds, [b]])):
+            ov = round(float(multi[s:e].sum()) * step, 2)
+            turns.append(Turn(t(s), t(e), f"S{int(top[s])}", overlap=ov > 0, overlap_s=ov))
+    return turns, speech
+
+
+def _absorb(top: np.ndarray, active: np.ndarray, min_frames: int) -> np.ndarray:
+    """Within each speech run, label runs shorter than min_frames take their longer neighbour's
+    speaker (a flicker between voices is not a turn)."""
+    top = top.copy()
+    for a, b in _runs(active):
+        seg = top[a:b]
+        while True:
+            bounds = np.flatnonzero(np.diff(seg)) + 1
+            if not len(bounds):
+                break
+            starts = np.concatenate([[0], bounds])
+            ends = np.concatenate([bounds, [len(seg)]])
+            lengths = ends - starts
+            i = int(np.argmin(lengths))
+            if lengths[i] >= min_frames:
+                break
+            left = lengths[i - 1] if i > 0 else -1
+            right = lengths[i + 1] if i + 1 < len(lengths) else -1
+            seg[starts[i] : ends[i]] = seg[starts[i - 1]] if left >= right else seg[ends[i]]
+        top[a:b] = seg
+    return top
 
 
 def diarize(
-    samples: np.ndarray, sample_rate: int, regions: list[SpeechRegion], cfg: DiarizationConfig | None = None
+    samples: np.ndarray,
+    sample_rate: int,
+    regions: list[SpeechRegion] | None = None,
+    cfg: DiarizationConfig | None = None,
 ) -> DiarizationResult:
+    """Diarize 16 kHz mono audio. `regions` (Silero VAD) are not needed: segmentation-3.0 finds
+    the speech itself; the argument stays for the backends' common signature."""
+    from .segmentation import FRAME_STEP, Segmenter
+
     cfg = cfg or DiarizationConfig()
-    if not regions:
-        return DiarizationResult([], 0, 0.0, 0)
-    win = embed_windows(samples, sample_rate, regions, hop_s=cfg.hop_s)
-    if len(win) == 0:
-        return DiarizationResult([Turn(r.start, r.end, "S0") for r in regions], 1, 0.0, 0)
-    cl = estimate_clusters(
-        win.vectors,
-        num_speakers=cfg.num_speakers,
-        min_speakers=cfg.min_speakers,
-        max_speakers=cfg.max_speakers,
-        threshold=cfg.threshold,
-        max_points=cfg.max_points,
-        method=cfg.clustering,
-        merge_similarity=cfg.merge_similarity,
-        min_windows=cfg.min_cluster_windows,
-        split_similarity=cfg.split_similarity,
-        whitener=load_whitener(cfg.split_whitened_shrink) if cfg.split_whitened is not None else None,
-        split_whitened=cfg.split_whitened,
-    )
-    labels = cl.labels
-    if cfg.resegment and cl.num_speakers > 1:
-        labels = resegment(win.vectors, labels, win.region_index, switch_cost=cfg.switch_cost)
-    centroids = {f"S{j}": c for j, c in enumerate(cl.centroids)}
-    centers = win.centers
-    turns: list[Turn] = []
-    for i, r in enumerate(regions):
-        mine = win.region_index == i
-        if mine.any():
-            frames = _frame_labels(r, centers[mine], win.starts[mine], win.ends[mine], labels[mine])
-        else:
-            # Too short to embed: take the speaker of the nearest window in time.
-            nearest = int(np.abs(centers - (r.start + r.end) / 2).argmin())
-            frames = np.full(max(1, int(round(r.duration / _FRAME))), labels[nearest])
-        frames = _smooth(frames, int(cfg.min_turn_s / _FRAME))
-        bounds = np.flatnonzero(np.diff(frames)) + 1
-        mine_turns = []
-        for run in np.split(np.arange(len(frames)), bounds):
-            start = round(r.start + run[0] * _FRAME, 3)
-            end = round(min(r.end, r.start + (run[-1] + 1) * _FRAME), 3)
-            mine_turns.append(Turn(start, end, f"S{int(frames[run[0]])}"))
-        if len(mine_turns) > 1:
-            mine_turns = refine_changes(samples, sample_rate, mine_turns, centroids, detect_overlap=cfg.overlap)
-        turns += mine_turns
+    if sample_rate != SR:
+        raise ValueError(f"diarization needs 16 kHz audio, got {sample_rate} Hz")
+    x = np.asarray(samples, dtype=np.float32)
+    if len(x) < SR // 2:
+        return DiarizationResult([], 0, 0.0, 0, [])
+    act = Segmenter.load(cfg.device)(x, step_s=cfg.seg_step_s, speech_threshold=cfg.speech_threshold)
+    loc = _embed_local(x, act, cfg)
+    if len(loc.vectors) == 0:
+        return DiarizationResult([], 0, 0.0, 0, [])
+    label, centroids, closest = _cluster(loc, cfg)
+    total = int(np.ceil(len(x) / FRAME_STEP))
+    binary, score = _reconstruct(act, loc, label, len(centroids), total)
+    turns, speech = _to_turns(binary, score, cfg, len(x) / SR)
+    # Ids in order of first appearance (S0 speaks first), so reruns and exports read naturally.
+    first: dict[str, int] = {}
+    for tu in sorted(speech, key=lambda u: (u.start, u.speaker)):
+        first.setdefault(tu.speaker, len(first))
+    for tu in speech + turns:
+        tu.speaker = f"S{first[tu.speaker]}"
     space = SpeakerSpace(
-        cl.mean.astype(np.float64),
-        {f"S{j}": c.astype(np.float64) for j, c in enumerate(cl.space_centroids)},
+        np.zeros(centroids.shape[1]),
+        {f"S{first[f'S{j}']}": centroids[j].astype(np.float64) for j in range(len(centroids)) if f"S{j}" in first},
     )
-    return DiarizationResult(turns, cl.num_speakers, cl.min_between, len(win), space)
+    return DiarizationResult(turns, len(first), closest, len(loc), speech, space)
 
 
 def run_diarization(
@@ -143,5 +329,5 @@ def run_diarization(
         from .diarize_pyannote import pyannote_diarize
 
         turns = pyannote_diarize(samples, sample_rate, cfg)
-        return DiarizationResult(turns, len({t.speaker for t in turns}), 0.0, 0)
+        return DiarizationResult(turns, len({t.speaker for t in turns}), 0.0, 0, turns)
     return diarize(samples, sample_rate, regions, cfg)

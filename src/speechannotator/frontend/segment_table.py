@@ -83,13 +83,25 @@ def build_segments(
     min_len: float = 0.4,
     max_gap: float = 0.5,
 ) -> list[Segment]:
-    spans: list[tuple[float, float, str]] = []
+    spans: list[tuple[float, float, str, float]] = []
     for group in merge_turns(turns, max_gap, max_len):
         for a, b in _split(group, samples, sr, max_len):
-            spans.append((a, b, group[0].speaker))
+            spans.append((a, b, group[0].speaker, _overlap_in(group, a, b)))
     spans = [s for s in spans if s[1] - s[0] >= min_len]
     spans.sort()
-    return [Segment(segment_key(i), round(a, 3), round(b, 3), spk) for i, (a, b, spk) in enumerate(spans)]
+    return [
+        Segment(segment_key(i), round(a, 3), round(b, 3), spk, overlap_s=ov) for i, (a, b, spk, ov) in enumerate(spans)
+    ]
+
+
+def _overlap_in(group: list[Turn], a: float, b: float) -> float:
+    """Overlapped seconds of the group's turns inside [a, b] (a turn's share by its length inside)."""
+    total = 0.0
+    for t in group:
+        inside = min(b, t.end) - max(a, t.start)
+        if inside > 0 and t.overlap_s > 0:
+            total += t.overlap_s * inside / max(t.end - t.start, 1e-9)
+    return round(total, 2)
 
 
 def rekey(segments: list[Segment]) -> list[Segment]:

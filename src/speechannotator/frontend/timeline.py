@@ -2,7 +2,8 @@
 
 One entry point shared by the pipeline and the timeline benchmark. Memory: every stage works
 on views of the waveform and per-region / per-span buffers, so beyond the audio itself it
-holds only window embeddings (256 floats per 0.75 s) and the segment list.
+holds only the fbank, the segmentation chunks' activities, window embeddings (192 floats per
+0.75 s of each local speaker) and the segment list.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def recover_timeline(
         "speech_regions": len(regions),
         "windows": dia.num_windows,
         "word_change_splits": word_splits,
-        "overlap_s": round(sum(tu.end - tu.start for tu in dia.turns if tu.overlap), 2),
+        "overlap_s": round(sum(tu.overlap_s for tu in dia.turns), 2),
         "diarization_backend": cfg.diarization.backend,
         "asr_backend": cfg.asr.backend,
         **asr_stats,

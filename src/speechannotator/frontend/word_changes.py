@@ -22,16 +22,15 @@ import numpy as np
 
 from ..config import DiarizationConfig
 from ..records import Segment
-from .embeddings import embed_short
 
-_CONTEXT = 1.6  # seconds embedded on each side of a boundary (Resemblyzer's window)
+_CONTEXT = 1.6  # seconds embedded on each side of a boundary
 _CJK_LANGS = ("zh", "yue", "ja")
 
 
 @dataclass
 class SpeakerSpace:
-    """Where the clustering compared voices: unit d-vectors minus the recording's `mean` (zero for
-    the raw-d-vector methods), unit norm again."""
+    """Where the clustering compared voices: unit CAM++ vectors minus `mean` (zero: the
+    diarizer clusters raw cosine similarity), unit norm again."""
 
     mean: np.ndarray  # (d,)
     centroids: dict[str, np.ndarray]  # speaker -> (d,) unit norm, in that space
@@ -54,6 +53,7 @@ def _piece(seg: Segment, start: float, end: float, words: list) -> Segment:
         seg.language_probability,
         list(words),
         seg.source,
+        round(seg.overlap_s * (end - start) / max(seg.duration, 1e-9), 2),
     )
 
 
@@ -105,10 +105,11 @@ def split_at_word_changes(
         spans = []
         for _, cut in cuts:
             spans += [(max(seg.start, cut - _CONTEXT), cut), (cut, min(seg.end, cut + _CONTEXT))]
-        frames = int(_CONTEXT * 100)
-        # embed_short reads the first `frames` frames: a left span is embedded from its start,
-        # which is at most 1.6 s before the cut, so the whole span counts.
-        scores = space.project(embed_short(samples, sr, spans, frames=frames)) @ cents.T
+        from .campplus import CamPlusEncoder
+
+        if sr != 16000:
+            raise ValueError(f"word-level speaker changes need 16 kHz audio, got {sr} Hz")
+        scores = space.project(CamPlusEncoder.load(cfg.device).embed(samples, spans)) @ cents.T
         change = _best_change(seg, scores, cuts, speakers, margin)
         if change is None:
             out.append(seg)
