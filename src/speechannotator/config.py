@@ -181,8 +181,8 @@ class PriorsSettings(_Section):
     # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
     enhancer_runtime: Literal["batch", "stream"] = "batch"
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
-    # evenly spaced segments while the spent windows stay under this share of the
-    # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
+    # evenly spaced segments: rtf_budget * duration / window_cost_s windows in all (a count of
+    # windows fixed by the audio, never elapsed time, so a loaded machine scores the same ones).
     dnsmos: bool = True
     dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
     dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
