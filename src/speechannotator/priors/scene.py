@@ -190,7 +190,8 @@ def speech_over_music(probs: np.ndarray) -> bool:
 def background(ev: dict[str, float | str]) -> str:
     """'none', 'noise' or 'music' from the evidence above."""
     if (
-        float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN
+        float(ev.get("events.music", 0.0)) >= 0.5  # YAMNet, calibrated under speech (events.py)
+        or float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN
         or float(ev.get("scene.singing_prob", 0.0)) >= SINGING_MIN
         and float(ev.get("scene.speech_prob", 0.0)) > 0.5
     ):
