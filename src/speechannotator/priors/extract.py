@@ -21,7 +21,7 @@ from speechannotator.audio import Audio
 from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.config import PriorsSettings
 from speechannotator.enhance import speech_spans
-from speechannotator.priors import channel, emotion, events, scene
+from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
@@ -70,6 +70,8 @@ def provenance(name: str) -> tuple[str, str, str]:
         return "priors.emotion", "prosodic z-scores vs speaker", "1"
     if name.startswith("emotion.model"):
         return "priors.slots", "emotion2vec (FunASR)", _ver("funasr")
+    if name == "quality.mos":
+        return "priors.quality", "Distill-MOS v7 (distillmos)", _ver("distillmos")
     if name.startswith("channel."):
         return "priors.channel", "long-term spectrum of speech frames", "1"
     if name in _YAMNET_NAMES:
@@ -232,6 +234,7 @@ def extract_priors(
     spk_evs = speaker_aggregates(seg_evs, speakers, durations, template)
     rel_evs = relative_evidence(segments, seg_evs, spk_evs, calibration)
     rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
+    rel_evs.extend(_mos_evidence(audio, segments, s))
     rec_evs = population(seg_evs, speakers, durations, template)
     return seg_evs + rel_evs + spk_evs + rec_evs
 
@@ -291,6 +294,26 @@ def _extra_segment_evidence(
     out.extend(_recording_channel(segments, out))
     gaps = events.gap_events(track, [(x.start, x.end) for x in segments], audio.duration)
     out.extend(_ev("recording", k, v, min(1.0, float(gaps.get("events.gap_s", 0.0)) / 5.0)) for k, v in gaps.items())
+    return [e for e in out if e is not None]
+
+
+def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> list[Evidence]:
+    """Distill-MOS on evenly spaced segments within a budget of windows, and their mean."""
+    if not s.distillmos or not segments:
+        return []
+    budget = quality.MosBudget(audio.duration, s.distillmos_rtf_budget, s.distillmos_window_cost_s)
+    out: list[Evidence] = []
+    scores: list[tuple[float, float]] = []
+    for i in quality.pick([x.duration for x in segments], budget.windows_left):
+        seg = segments[i]
+        value = budget.score(audio.span(seg.start, seg.end))
+        if value is not None:
+            scores.append((value, seg.duration))
+            # a segment under 3 s repeats to fill the window: less speech behind the score
+            out.append(_ev(seg.key, "quality.mos", value, min(1.0, seg.duration / 3.0)))
+    if scores:
+        v, w = np.array(scores).T
+        out.append(_ev("recording", "quality.mos", float(np.average(v, weights=w)), min(1.0, len(scores) / 3.0)))
     return [e for e in out if e is not None]
 
 

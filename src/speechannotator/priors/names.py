@@ -85,6 +85,7 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "events.patches": ("count", "YAMNet patches (0.96 s, every 0.48 s) behind the segment's event values"),
     "events.gap_music_share": ("ratio", "share of the gaps between segments with music (YAMNet)"),
     "events.gap_s": ("s", "seconds of gap between segments that YAMNet read"),
+    "quality.mos": ("MOS", "Distill-MOS speech quality 1-5 (priors/quality.py; budgeted, not every segment)"),
     # channel (priors/channel.py), on the original audio
     "channel.bandwidth_hz": ("Hz", "effective bandwidth: highest 250 Hz band within 50 dB of the speech band"),
     "channel.origin": ("", "'telephone' (8 kHz origin), 'narrowband' or 'wideband' (16 kHz or more)"),
