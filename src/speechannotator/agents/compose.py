@@ -159,8 +159,16 @@ def _scene_sentence(task: ComposeTask) -> str:
             return f"The speaker is in a {env}."
         if has_bg:
             return f"The speech sits over {bg}."
-    snr = ev.get("snr.db")
-    clean = snr is not None and isinstance(snr.value, (int, float)) and snr.value >= 25
+    snr, origin, reverb = ev.get("snr.db"), ev.get("channel.origin"), ev.get("scene.reverb")
+    # "clean, close-miked" only on a high SNR over a wideband channel without reverberation
+    clean = (
+        snr is not None
+        and isinstance(snr.value, (int, float))
+        and snr.value >= 25
+        and origin is not None
+        and origin.value == "wideband"
+        and not (reverb is not None and isinstance(reverb.value, (int, float)) and reverb.value >= 0.3)
+    )
     if lang == "zh":
         return "录音背景干净，呈现近距离拾音的特征。" if clean else "片段中没有可辨识的环境声线索。"
     if clean:
