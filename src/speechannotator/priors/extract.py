@@ -269,10 +269,15 @@ def _extra_segment_evidence(
         if rv is not None:
             ev["scene.reverb"] = rv
         tonal = max(float(ev.get("scene.music_prob", 0.0)), float(ev.get("scene.singing_prob", 0.0)))
-        if tonal >= scene.MUSIC_MIN and scene.residual_is_speech(orig, enh):
+        yam_music = float(ev.get("events.music", 0.0)) >= 0.5
+        babble = False
+        if (tonal >= scene.MUSIC_MIN or yam_music) and scene.residual_is_speech(orig, enh):
             ev["scene.music_prob"] = ev["scene.singing_prob"] = 0.0  # the "music" was background talkers
             ev["scene.noise_type"] = "babble"
-        ev["scene.background"] = scene.background(ev)
+            babble = True
+        # YAMNet's music logit also rises on many overlapping synthetic talkers; the residual check
+        # above decides babble, and scene.background (which the agents read first) records it
+        ev["scene.background"] = "noise" if babble else scene.background(ev)
         rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
         slots = _slot_values(sl, orig)
         for k, v in ev.items():

@@ -264,11 +264,14 @@ def scene_facts(v: FieldView) -> dict:
 
 
 def background_kind(f: dict, cal: Calibration = DEFAULT) -> str | None:
+    # The extractor's decision fuses the detectors (a babble check overrules a music score);
+    # the raw scores decide only where no decision was recorded.
+    decided = f.get("scene.background")
     music = (
-        f.get("scene.background") == "music"
-        or f.get("scene.music_prob", 0) >= cal.music_prob
-        or f.get("events.music", 0) >= cal.music_prob
-    )  # events.*: a plugged-in sound event tagger
+        decided == "music"
+        if decided is not None
+        else (f.get("scene.music_prob", 0) >= cal.music_prob or f.get("events.music", 0) >= cal.music_prob)
+    )
     singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.music_prob
     noisy = (
         f.get("scene.background") == "noise"
