@@ -113,3 +113,22 @@ def test_laughter_tag_goes_where_the_laugh_was_heard():
     out = tag_transcript(s, "laughter", "en", laughter_times=[[0.55, 1.5]])
     assert out == "that was <laughter> <pause> great"  # the laugh fills the pause before "great"
     assert tag_transcript(s, "laughter", "en").endswith("<laughter>")
+
+
+def test_one_label_holding_a_man_and_a_woman_is_not_a_monologue():
+    from speechannotator.agents.context import mixed_voices, recording_summary, speaker_histories
+
+    segs = [seg(0, 0, 3, "S0", "Hello.", "en"), seg(1, 3, 6, "S0", "Hi there.", "en")]
+    man = Evidence(segs[0].key, "gender.p_male", 0.97, reliability=0.9)
+    woman = Evidence(segs[1].key, "gender.p_male", 0.02, reliability=0.9)
+    evidence = {segs[0].key: {"gender.p_male": man}, segs[1].key: {"gender.p_male": woman}}
+    assert mixed_voices(segs, evidence) == ["S0"]
+    summary = recording_summary(segs, speaker_histories(segs), evidence)
+    assert summary["interaction"] == "several voices"
+    task = ComposeTask(
+        segment=segs[0], values={}, evidence={}, context={"recording_summary": summary}, label_language="en"
+    )
+    text = contextual_inference(task)
+    assert "monologue" not in text and "more than one voice" in text
+    one = {segs[0].key: {"gender.p_male": man}, segs[1].key: {"gender.p_male": man}}
+    assert recording_summary(segs, speaker_histories(segs), one)["interaction"] == "monologue"

@@ -153,3 +153,6 @@ def test_mos_budget_counts_windows():
     assert b.windows_left == 2
     assert quality.windows_of(SR * 5) == 1 and quality.windows_of(quality.SEQ_LEN + quality.HOP_LEN) == 2
     assert quality.pick([1.0] * 10, 2) == [0, 5]
+    long = np.random.default_rng(0).standard_normal(quality.SEQ_LEN * 2).astype(np.float32) * 0.01
+    one = quality.MosBudget(duration_s=10.0, rtf=0.02, window_cost_s=0.2)
+    assert one.windows_left == 1 and one.score(long) is not None and one.windows_left == 0  # centre window

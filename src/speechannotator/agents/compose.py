@@ -11,7 +11,7 @@ import re
 
 from ..schema import canonical_closed, is_empty_marker
 from .backend import ComposeTask
-from .phrases import parse_emotion
+from .phrases import parse_emotion, phrases
 from .transcript import speech_act
 
 _STATE = {
@@ -145,6 +145,11 @@ def _scene_sentence(task: ComposeTask) -> str:
     v, lang, ev = task.values, task.label_language, task.evidence
     env, bg = v.get("environment", ""), v.get("background_sound", "")
     has_env, has_bg = env and not is_empty_marker(env), bg and not is_empty_marker(bg)
+    P = phrases(lang)
+    if has_env and env == P.ENVIRONMENT["telephone"]:  # a channel, not a place
+        if lang == "zh":
+            return "语音经由电话线路传输" + (f"，背景伴有{bg}。" if has_bg else "。")
+        return "The speech comes over a telephone line" + (f", with {bg} in the background." if has_bg else ".")
     if lang == "zh":
         if has_env and has_bg:
             return f"说话人处于{env}中，背景伴有{bg}。"
@@ -190,6 +195,10 @@ def _discourse(task: ComposeTask, act: str) -> str:
         n, inter = summ.get("n_speakers"), summ.get("interaction")
         if inter == "monologue":
             parts.append("属于单人讲述的一部分" if lang == "zh" else "within a single-speaker monologue")
+        elif inter == "several voices":
+            parts.append(
+                "录音中可听到不止一个声音" if lang == "zh" else "in a recording where more than one voice is heard"
+            )
         elif isinstance(n, int) and n >= 2:
             parts.append(f"出现在{n}人参与的对话中" if lang == "zh" else f"in a conversation among {n} speakers")
     role = (ctx.get("speaker_history") or {}).get("role") if isinstance(ctx.get("speaker_history"), dict) else None

@@ -247,7 +247,7 @@ def plan(ctx: StageContext) -> None:
     evidence = store.evidence(rec)
     use_ctx, use_priors = config.agents.context, config.agents.priors
     histories = speaker_histories(segments)
-    summary = recording_summary(segments, histories)
+    summary = recording_summary(segments, histories, evidence)
     context_items = [Evidence(RECORDING_KEY, SUMMARY, summary, extractor="planning")]
     context_items += [Evidence(speaker_key(spk), HISTORY, h, extractor="planning") for spk, h in histories.items()]
     aggregates = speaker_aggregates(segments, evidence)

@@ -90,7 +90,11 @@ class MosBudget:
         self._failed = False
 
     def score(self, x: np.ndarray) -> float | None:
+        """MOS of a segment; a segment longer than the budget allows is scored on its centre."""
         need = windows_of(len(x))
+        if need > self.windows_left:
+            mid = (len(x) - SEQ_LEN) // 2
+            x, need = x[mid : mid + SEQ_LEN], 1
         if self._failed or len(x) < int(0.5 * SR) or need > self.windows_left:
             return None
         try:

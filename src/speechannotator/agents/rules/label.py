@@ -213,13 +213,14 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
 
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
-    items, seen = [], False
+    items, seen, rels = [], False, []
     events = (("events.laughter", v.cal.laughter_prob, "laughter"), ("events.breath", v.cal.breath_prob, "breath"))
     for name, thr, key in events:
         x = v.num(name)
         seen = seen or x is not None
         if x is not None and x >= thr:
             items.append(key)
+            rels.append(v.reliability(name))
     lp, longest = v.num("events.long_pause"), v.num("pause.longest_s")
     gap = max(internal_gaps(seg), default=0.0)
     seen = seen or lp is not None or longest is not None
@@ -232,7 +233,9 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
             "ok" if seen else "abstain",
             "no event evidence" if not seen else "events below thresholds",
         )
-    return Outcome(P.join([P.PARA[i] for i in items]), 0.65, "ok", "events: " + ", ".join(items))
+    # a heard event is as sure as its detector on this segment; a pause from timestamps is plain
+    conf = round(0.4 + 0.4 * min(rels), 2) if rels else 0.65
+    return Outcome(P.join([P.PARA[i] for i in items]), conf, "ok", "events: " + ", ".join(items))
 
 
 def scene_facts(v: FieldView) -> dict:
