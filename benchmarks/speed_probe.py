@@ -57,6 +57,9 @@ PROBES: list[tuple[str, str, str]] = [
     ("speechannotator.priors.scene", "noise_evidence", "extract:   noise level/type"),
     ("speechannotator.priors.scene", "reverb_proxy", "extract:   reverb proxy"),
     ("speechannotator.priors.scene", "DnsmosBudget.score", "extract:   DNSMOS"),
+    ("speechannotator.priors.events", "event_track", "extract:   YAMNet events (recording)"),
+    ("speechannotator.priors.quality", "MosBudget.score", "extract:   Distill-MOS"),
+    ("speechannotator.priors.channel", "channel_evidence", "extract:   channel bandwidth"),
     ("speechannotator.priors.emotion", "text_valence", "extract:   text valence"),
 ]
 

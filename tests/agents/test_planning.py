@@ -29,7 +29,7 @@ def test_one_contract_per_segment_and_field_with_routing(tmp_path):
     # scene fields stay grounded in acoustic/event evidence
     for f in ("environment", "background_sound"):
         assert c[f].context_scope == ["segment"]
-        assert all(a.startswith(("scene.", "events.", "snr.")) for a in c[f].admissible_evidence)
+        assert all(a.startswith(("scene.", "events.", "snr.", "channel.")) for a in c[f].admissible_evidence)
     assert c["gender"].objective == "判断说话人的感知性别"
 
 

@@ -11,7 +11,7 @@ import re
 
 from ..schema import canonical_closed, is_empty_marker
 from .backend import ComposeTask
-from .phrases import parse_emotion
+from .phrases import parse_emotion, phrases
 from .transcript import speech_act
 
 _STATE = {
@@ -145,6 +145,11 @@ def _scene_sentence(task: ComposeTask) -> str:
     v, lang, ev = task.values, task.label_language, task.evidence
     env, bg = v.get("environment", ""), v.get("background_sound", "")
     has_env, has_bg = env and not is_empty_marker(env), bg and not is_empty_marker(bg)
+    P = phrases(lang)
+    if has_env and env == P.ENVIRONMENT["telephone"]:  # a channel, not a place
+        if lang == "zh":
+            return "语音经由电话线路传输" + (f"，背景伴有{bg}。" if has_bg else "。")
+        return "The speech comes over a telephone line" + (f", with {bg} in the background." if has_bg else ".")
     if lang == "zh":
         if has_env and has_bg:
             return f"说话人处于{env}中，背景伴有{bg}。"
@@ -159,8 +164,16 @@ def _scene_sentence(task: ComposeTask) -> str:
             return f"The speaker is in a {env}."
         if has_bg:
             return f"The speech sits over {bg}."
-    snr = ev.get("snr.db")
-    clean = snr is not None and isinstance(snr.value, (int, float)) and snr.value >= 25
+    snr, origin, reverb = ev.get("snr.db"), ev.get("channel.origin"), ev.get("scene.reverb")
+    # "clean, close-miked" only on a high SNR over a wideband channel without reverberation
+    clean = (
+        snr is not None
+        and isinstance(snr.value, (int, float))
+        and snr.value >= 25
+        and origin is not None
+        and origin.value == "wideband"
+        and not (reverb is not None and isinstance(reverb.value, (int, float)) and reverb.value >= 0.3)
+    )
     if lang == "zh":
         return "录音背景干净，呈现近距离拾音的特征。" if clean else "片段中没有可辨识的环境声线索。"
     if clean:
@@ -182,6 +195,10 @@ def _discourse(task: ComposeTask, act: str) -> str:
         n, inter = summ.get("n_speakers"), summ.get("interaction")
         if inter == "monologue":
             parts.append("属于单人讲述的一部分" if lang == "zh" else "within a single-speaker monologue")
+        elif inter == "several voices":
+            parts.append(
+                "录音中可听到不止一个声音" if lang == "zh" else "in a recording where more than one voice is heard"
+            )
         elif isinstance(n, int) and n >= 2:
             parts.append(f"出现在{n}人参与的对话中" if lang == "zh" else f"in a conversation among {n} speakers")
     role = (ctx.get("speaker_history") or {}).get("role") if isinstance(ctx.get("speaker_history"), dict) else None

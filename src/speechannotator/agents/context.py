@@ -132,14 +132,50 @@ def speaker_histories(segments: list[Segment]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def recording_summary(segments: list[Segment], histories: dict[str, dict[str, Any]]) -> dict[str, Any]:
+# A speaker label whose segments hold confident male and confident female voices is two voices
+# at least, whatever the timeline's clustering found (the gender extractor's segment values).
+MIXED_GENDER_P = 0.15
+MIXED_GENDER_MIN_RELIABILITY = 0.5
+
+
+def mixed_voices(segments: list[Segment], evidence: dict[str, dict[str, Evidence]] | None) -> list[str]:
+    """Speaker labels whose segments include both a confidently male and a confidently female voice."""
+    if not evidence:
+        return []
+    seen: dict[str, set[str]] = defaultdict(set)
+    for s in segments:
+        e = evidence.get(s.key, {}).get("gender.p_male")
+        if e is None or not isinstance(e.value, (int, float)) or e.reliability < MIXED_GENDER_MIN_RELIABILITY:
+            continue
+        if e.value >= 1 - MIXED_GENDER_P:
+            seen[s.speaker].add("male")
+        elif e.value <= MIXED_GENDER_P:
+            seen[s.speaker].add("female")
+    return sorted(spk for spk, g in seen.items() if len(g) == 2)
+
+
+def recording_summary(
+    segments: list[Segment],
+    histories: dict[str, dict[str, Any]],
+    evidence: dict[str, dict[str, Evidence]] | None = None,
+) -> dict[str, Any]:
     langs = Counter()
     for s in segments:
         if s.language:
             langs[s.language] += s.duration
     n_spk = len(histories)
     changes = sum(1 for a, b in zip(segments, segments[1:]) if a.speaker != b.speaker)
-    interaction = "monologue" if n_spk <= 1 else "dialogue" if n_spk == 2 else "multi-party"
+    mixed = mixed_voices(segments, evidence)
+    # a monologue only when one voice is heard: one label holding two voices is not one
+    interaction = (
+        "several voices"
+        if n_spk <= 1 and mixed
+        else "monologue"
+        if n_spk <= 1
+        else "dialogue"
+        if n_spk == 2
+        else "multi-party"
+    )
     return {
         "duration_s": round(
             max((s.end for s in segments), default=0.0) - min((s.start for s in segments), default=0.0), 3
@@ -148,6 +184,7 @@ def recording_summary(segments: list[Segment], histories: dict[str, dict[str, An
         "n_speakers": n_spk,
         "speaker_changes": changes,
         "interaction": interaction,
+        "mixed_voice_labels": mixed,
         "language": langs.most_common(1)[0][0] if langs else "",
         "speakers": [
             {"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"], "role": h["role"]}

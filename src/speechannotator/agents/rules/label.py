@@ -133,9 +133,16 @@ def label_accent(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         main = max(langs, key=lambda k: langs[k])
         if langs[main] >= 0.6 * sum(langs.values()):
             lang = main
-    if lang not in P.ACCENT:
-        lang = "other" if lang else ("zh" if P.LANG == "zh" else "en")
-    return Outcome(P.ACCENT[lang], 0.45, "ok", "no accent model: standard variety of the spoken language")
+    # No accent model: the standard variety of the language spoken is all the evidence supports;
+    # the confidence is the language identification's (a short, code-switched turn is less sure).
+    conf = round(0.3 + 0.3 * float(seg.language_probability or 0.0), 2)
+    if lang in P.ACCENT and lang != "other":
+        return Outcome(P.ACCENT[lang], conf, "ok", f"no accent model: standard variety of '{lang}'")
+    if lang in P.ACCENT_LANGUAGE:
+        return Outcome(P.ACCENT_LANGUAGE[lang], conf, "ok", f"no accent model: standard variety of '{lang}'")
+    if not lang:
+        return Outcome(P.ACCENT["zh" if P.LANG == "zh" else "en"], 0.3, "abstain", "no language identified")
+    return Outcome(P.NONE, 0.2, "abstain", f"no accent model and no variety named for '{lang}'")
 
 
 def _intensity(strength: float) -> int:
@@ -180,6 +187,10 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     if a is None and val is None:
         return Outcome(P.emotion("neutral", 2), 0.25, "abstain", "no emotion or prosody evidence")
     a0, v0 = a or 0.0, val or 0.0
+    laugh = v.num("events.laughter")
+    if laugh is not None and laugh >= v.cal.laughter_prob and a0 > -0.4 and v0 > -0.3:
+        # a laugh heard in the segment is support for amusement, weak on its own
+        return Outcome(P.emotion("happy", 2 if a0 >= 0.4 else 1), 0.45, "ok", f"laughter heard ({laugh:.2f})")
     if a0 >= 1.0:
         lid = "angry" if v0 <= -0.3 else "excited" if v0 >= 0.3 else "tense"
     elif a0 >= 0.4:
@@ -202,13 +213,14 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
 
 
 def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
-    items, seen = [], False
+    items, seen, rels = [], False, []
     events = (("events.laughter", v.cal.laughter_prob, "laughter"), ("events.breath", v.cal.breath_prob, "breath"))
     for name, thr, key in events:
         x = v.num(name)
         seen = seen or x is not None
         if x is not None and x >= thr:
             items.append(key)
+            rels.append(v.reliability(name))
     lp, longest = v.num("events.long_pause"), v.num("pause.longest_s")
     gap = max(internal_gaps(seg), default=0.0)
     seen = seen or lp is not None or longest is not None
@@ -221,7 +233,9 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
             "ok" if seen else "abstain",
             "no event evidence" if not seen else "events below thresholds",
         )
-    return Outcome(P.join([P.PARA[i] for i in items]), 0.65, "ok", "events: " + ", ".join(items))
+    # a heard event is as sure as its detector on this segment; a pause from timestamps is plain
+    conf = round(0.4 + 0.4 * min(rels), 2) if rels else 0.65
+    return Outcome(P.join([P.PARA[i] for i in items]), conf, "ok", "events: " + ", ".join(items))
 
 
 def scene_facts(v: FieldView) -> dict:
@@ -229,6 +243,7 @@ def scene_facts(v: FieldView) -> dict:
     f: dict = {}
     for name in (
         "scene.music_prob",
+        "events.music_over_speech",
         "scene.singing_prob",
         "scene.noise_db",
         "scene.dnsmos_bak",
@@ -252,11 +267,14 @@ def scene_facts(v: FieldView) -> dict:
 
 
 def background_kind(f: dict, cal: Calibration = DEFAULT) -> str | None:
+    # The extractor's decision fuses the detectors (a babble check overrules a music score);
+    # the raw scores decide only where no decision was recorded.
+    decided = f.get("scene.background")
     music = (
-        f.get("scene.background") == "music"
-        or f.get("scene.music_prob", 0) >= cal.music_prob
-        or f.get("events.music", 0) >= cal.music_prob
-    )  # events.*: a plugged-in sound event tagger
+        decided == "music"
+        if decided is not None
+        else (f.get("scene.music_prob", 0) >= cal.music_prob or f.get("events.music", 0) >= cal.music_prob)
+    )
     singing = max(f.get("scene.singing_prob", 0), f.get("events.singing", 0)) >= cal.music_prob
     noisy = (
         f.get("scene.background") == "noise"
@@ -282,13 +300,23 @@ def label_background(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
     kind = background_kind(f, v.cal)
+    # confidence: how far the deciding extractors trust their values on this segment
+    rel = max(v.reliability("scene.background"), v.reliability("events.music"))
     if kind is None:
-        return Outcome(P.NONE, 0.7, "ok", "scene evidence shows a clean background")
-    return Outcome(P.BACKGROUND[kind], 0.7, "ok", f"scene evidence: {kind}")
+        return Outcome(P.NONE, round(0.4 + 0.4 * rel, 2), "ok", "scene evidence shows a clean background")
+    return Outcome(P.BACKGROUND[kind], round(0.4 + 0.4 * rel, 2), "ok", f"scene evidence: {kind}")
 
 
 def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     f = scene_facts(v)
+    origin = v.text("channel.origin")
+    if origin == "telephone":  # nothing above ~4 kHz: an 8 kHz (telephone) channel
+        return Outcome(
+            P.ENVIRONMENT["telephone"],
+            round(0.4 + 0.4 * v.reliability("channel.origin"), 2),
+            "ok",
+            f"effective bandwidth {v.num('channel.bandwidth_hz')} Hz",
+        )
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
     # The reverberation proxy counts only where its extractor trusts it.

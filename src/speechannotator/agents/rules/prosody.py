@@ -160,7 +160,10 @@ def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
     sig, a = v.num("scene.dnsmos_sig"), v.num("emotion.arousal")
     if level is None and hnr is None and jit is None and sig is None:
         return Outcome(P.TEXTURE["neutral"], 0.2, "abstain", "no voice-quality evidence")
-    base = "deep" if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
+    gender, _, _ = resolve_gender(v)
+    # "deep" names a low male voice; a woman's voice low for her norm is full, not deep
+    low = "full" if gender == "female" else "deep"
+    base = low if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
     mods = []
     hoarse = (
         (hnr is not None and hnr < v.cal.hnr_low_db)
@@ -173,10 +176,12 @@ def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
         mods.append("clear")
     if sig is not None and sig < 3.0:
         mods.append("muffled")
+    if v.text("channel.origin") == "telephone" and "muffled" not in mods:
+        mods.append("thin")  # a telephone band carries nothing above ~4 kHz
     if a is not None and a >= 1.0:
         mods.append("tense")
     if not base and not mods:
-        mods.append("clear" if hnr is not None or sig is not None else "neutral")
+        mods.append("neutral")  # "clear" is claimed only on a high HNR (above)
     words = [P.TEXTURE[m] for m in mods]
     if base and words and P.LANG == "zh":
         value = f"{P.TEXTURE[base]}且{words[0]}" + (P.SEP + P.join(words[1:]) if words[1:] else "")
@@ -184,15 +189,22 @@ def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
         value = f"{P.TEXTURE[base]} and {words[0]}" + (P.SEP + P.join(words[1:]) if words[1:] else "")
     else:
         value = P.join(([P.TEXTURE[base]] if base else []) + words)
-    conf = 0.6 if hnr is not None else 0.4
-    return Outcome(value, conf, "ok", f"pitch class {level}, HNR {hnr}")
+    # confidence from how far the extractors trust the values behind the words
+    used = [
+        n for n, x in (("voice.hnr_db", hnr), ("pitch.median_hz", level), ("scene.dnsmos_sig", sig)) if x is not None
+    ]
+    conf = round(0.3 + 0.4 * sum(v.reliability(n) for n in used) / max(1, len(used)), 2)
+    return Outcome(value, conf, "ok", f"pitch class {level}, HNR {hnr}, gender {gender}")
 
 
 def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
     prob = mean_word_probability(seg)
     r, _, _ = rate_level(v, seg)
-    snr, sig = v.num("snr.db"), v.num("scene.dnsmos_sig")
-    noisy = (snr is not None and snr < 10) or (sig is not None and sig < 2.7)
+    snr, sig, mos = v.num("snr.db"), v.num("scene.dnsmos_sig"), v.num("quality.mos")
+    # Distill-MOS cross-checks a low SNR: quiet clean speech can read as noise by level alone
+    noisy = ((snr is not None and snr < 10) or (sig is not None and sig < 2.7)) and (
+        mos is None or mos < v.cal.mos_clean
+    )
     if prob is not None and prob < 0.55:
         parts = [P.PRON["slurred"], P.PRON["noisy"] if noisy else P.PRON["mostly"]]
         return Outcome(P.join(parts), 0.5, "ok", f"ASR word probability {prob:.2f}")

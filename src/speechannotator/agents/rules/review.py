@@ -52,6 +52,7 @@ _MSG = {
         "bg_unsupported": "背景声“{v}”缺少声学/事件证据支持（可能来自文本内容），请仅依据声学证据标注。",
         "bg_missed": "场景证据显示存在明显背景声，而标注为“{v}”。",
         "env_unsupported": "环境“{v}”缺少声学场景证据支持（可能来自文本内容）。",
+        "env_wideband": "环境“{v}”指电话，但信道带宽达{bw:.0f} Hz（宽带录音，电话信道止于约4 kHz）。",
         "emo_arousal": "情绪“{v}”与韵律唤醒度（{a:+.2f}）矛盾。",
         "emo_intensity": "情绪“{v}”的强度高于韵律唤醒度（{a:+.2f}）和文本情感所支持的强度。",
         "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
@@ -73,6 +74,8 @@ _MSG = {
         "transcript); label from acoustic evidence only.",
         "bg_missed": "Scene evidence shows a clear background sound, but the label is '{v}'.",
         "env_unsupported": "Environment '{v}' has no acoustic scene support (possibly taken from the transcript).",
+        "env_wideband": "Environment '{v}' names a telephone, but the channel reaches {bw:.0f} Hz (wideband; a "
+        "telephone channel stops near 4 kHz).",
         "emo_arousal": "Emotion '{v}' contradicts the prosodic arousal ({a:+.2f}).",
         "emo_intensity": "Emotion '{v}' is more intense than the prosodic arousal ({a:+.2f}) and the "
         "transcript's valence carry.",
@@ -223,6 +226,10 @@ class _Reviewer:
         clean = facts and background_kind(facts, self.cal) is None and facts.get("scene.reverb", 0) < 0.3
         if (not facts and lexical) or (claims_noise and clean):
             return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
+        phone = any(w in value for w in ("telephone", "phone", "电话"))
+        if phone and v.text("channel.origin") == "wideband":  # a telephone band stops near 4 kHz
+            bw = v.num("channel.bandwidth_hz") or 0.0
+            return self.reject("environment", self.M["env_wideband"].format(v=p.value, bw=bw), self.P.NONE)
         return self.accept("environment", "not contradicted by scene evidence")
 
     def _emotion(self, p: Prediction) -> Verdict:
@@ -279,7 +286,10 @@ class _Reviewer:
         v = self.view("paralinguistic")
         said = _claims(str(p.value), self.P.PARA_PARSE) | _claims(str(p.value), phrases("en").PARA_PARSE)
         laugh = v.num("events.laughter")
-        if laugh is not None and (("laughter" in said and laugh < 0.2) or ("laughter" not in said and laugh >= 0.8)):
+        # a laughter tag needs a laugh heard (the event's calibrated threshold); a clear laugh needs a tag
+        if laugh is not None and (
+            ("laughter" in said and laugh < self.cal.laughter_prob) or ("laughter" not in said and laugh >= 0.8)
+        ):
             sug = label_paralinguistic(self.view("paralinguistic"), self.task.segment, self.P, True).value
             return self.reject("paralinguistic", self.M["para"], sug)
         return self.accept("paralinguistic", "not contradicted by event evidence")

@@ -1,0 +1,175 @@
+"""Sound-event evidence from YAMNet frame scores (0.96 s patches every 0.48 s).
+
+YAMNet runs once over the recording (about 0.006 s of CPU per audio second). Each patch's
+521 raw logits are reduced to groups (the highest logit of a group's AudioSet classes); a
+segment reads the patches whose centre lies inside it, a gap the patches between segments.
+
+Only groups calibrated on real sounds give evidence (``CALIBRATED``, measured by
+benchmarks/events_bench.py on speech of the real-voice set mixed with Debian's
+music-on-hold and game laughter at measured levels); every other group is abstained, not
+guessed. Evidence values are probabilities centred on the calibrated threshold
+(``0.5`` = the threshold), so the agents' thresholds (calibration.py) read them as before.
+
+Music needs a relative rule: under a voice the music logit stays low in absolute terms (a bed
+10 dB under LibriVox speech: music -1.5, against -10.6 on the clean speech), so a segment's
+music score is the median music logit of its patches against a threshold set between clean
+speech and speech over music 20 dB down; its strength is read from music minus speech.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from speechannotator.priors import yamnet
+
+# AudioSet display names per group; "music" is the whole Music subtree of the class map
+# (indices 132-276, "Music" .. "Scary music"), see music_indices().
+GROUPS: dict[str, tuple[str, ...]] = {
+    "speech": ("Speech", "Child speech, kid speaking", "Conversation", "Narration, monologue"),
+    "laughter": ("Laughter", "Baby laughter", "Giggle", "Snicker", "Belly laugh", "Chuckle, chortle"),
+    "breathing": ("Breathing", "Gasp", "Pant"),
+    "cough": ("Cough",),
+    "sigh": ("Sigh",),
+    "crying": ("Crying, sobbing", "Whimper", "Wail, moan"),
+    "throat_clearing": ("Throat clearing",),
+    "vehicle": ("Vehicle", "Motor vehicle (road)", "Car", "Car passing by", "Traffic noise, roadway noise", "Engine"),
+    "crowd": ("Crowd", "Hubbub, speech noise, speech babble", "Cheering", "Applause", "Chatter"),
+    "telephone": ("Telephone", "Telephone bell ringing", "Ringtone", "Telephone dialing, DTMF", "Dial tone"),
+}
+MUSIC_FIRST, MUSIC_LAST = 132, 276  # "Music" .. "Scary music" in YAMNet's class map
+
+# Calibrated decision thresholds on raw logits (benchmarks/events_bench.py, tuning split:
+# LibriVox, the Dutch actress, awb, Allison; music-on-hold files 1-3; laughs of the even
+# hedgewars voices). Music: segment median of the music logit (clean speech -12..-8,
+# music 20 dB under speech -5..-1; all 60 tuning cases right at -6.5). Laughter: the
+# laughter logit minus the speech logit of a patch (a laugh over a voice is relative too):
+# the tuning voices' speech segments reach -4.5 (the expressive Dutch actress), laughs
+# spliced between their utterances at -3 dB score -1.5..8 in 12 of 16 cases (four acted
+# laughs stay under -4.5 whatever the threshold): -3.0 sits in that gap.
+MUSIC_LOGIT_MIN = -6.5
+LAUGHTER_OVER_SPEECH_MIN = -3.0
+CALIBRATED = ("music", "laughter")
+# Music minus speech logit (segment medians): above this the music is as loud as the voice
+# (0 dB mixes measure +1..+7, -10 dB -2..+2, -20 dB -7..-1).
+MUSIC_LOUD_OVER_SPEECH = 0.0
+
+
+@dataclass
+class EventTrack:
+    """Per-patch group logits of a whole recording."""
+
+    starts: np.ndarray  # patch start times (s)
+    groups: dict[str, np.ndarray]  # group -> (patches,) highest logit of the group's classes
+
+    @property
+    def centres(self) -> np.ndarray:
+        return self.starts + yamnet.PATCH_S / 2
+
+    def index(self, start: float, end: float) -> np.ndarray:
+        """Patches whose centre lies in [start, end); the nearest one when none does."""
+        c = self.centres
+        idx = np.flatnonzero((c >= start) & (c < end))
+        if len(idx) == 0 and len(c):
+            idx = np.array([int(np.argmin(np.abs(c - (start + end) / 2)))])
+        return idx
+
+
+def music_indices(names: list[str]) -> list[int]:
+    if names[MUSIC_FIRST] != "Music":  # a different class map would silently shift the subtree
+        raise ValueError("YAMNet class map: index 132 is not 'Music'")
+    return list(range(MUSIC_FIRST, MUSIC_LAST + 1))
+
+
+def group_logits(logits: np.ndarray, names: list[str]) -> dict[str, np.ndarray]:
+    """(patches, 521) logits -> highest logit per group and patch."""
+    pos = {n: i for i, n in enumerate(names)}
+    out = {g: logits[:, [pos[n] for n in members if n in pos]].max(axis=1) for g, members in GROUPS.items()}
+    out["music"] = logits[:, music_indices(names)].max(axis=1)
+    return out
+
+
+def event_track(samples: np.ndarray) -> EventTrack | None:
+    """YAMNet over the whole recording; None when the model is unavailable."""
+    model = yamnet.load()
+    if model is None:
+        return None
+    logits = model.logits(np.asarray(samples, np.float32))
+    starts = np.arange(len(logits)) * yamnet.PATCH_HOP_S
+    return EventTrack(starts, group_logits(logits, model.names))
+
+
+def _prob(logit: float, threshold: float) -> float:
+    """0.5 at the calibrated threshold; one logit unit either side moves it like a sigmoid."""
+    return 1.0 / (1.0 + math.exp(-(logit - threshold)))
+
+
+def laughter_score(track: EventTrack) -> np.ndarray:
+    """Per patch: laughter logit minus speech logit."""
+    return track.groups["laughter"] - track.groups["speech"]
+
+
+def laughter_times(track: EventTrack, idx: np.ndarray) -> list[list[float]]:
+    """[start, end] (s) of runs of patches over the laughter threshold, merged where they overlap."""
+    out: list[list[float]] = []
+    score = laughter_score(track)
+    for i in idx:
+        if score[i] < LAUGHTER_OVER_SPEECH_MIN:
+            continue
+        a, b = float(track.starts[i]), float(track.starts[i] + yamnet.PATCH_S)
+        if out and a <= out[-1][1]:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [[round(a, 2), round(b, 2)] for a, b in out]
+
+
+def segment_events(track: EventTrack | None, start: float, end: float) -> dict[str, float | list]:
+    """Calibrated event evidence of one segment (empty without the model)."""
+    if track is None or not len(track.starts):
+        return {}
+    idx = track.index(start, end)
+    g = track.groups
+    music = float(np.median(g["music"][idx]))
+    over = float(np.median(g["music"][idx] - g["speech"][idx]))
+    laugh = float(np.max(laughter_score(track)[idx]))
+    out: dict[str, float | list] = {
+        "events.music": _prob(music, MUSIC_LOGIT_MIN),
+        "events.music_over_speech": over,
+        "events.laughter": _prob(laugh, LAUGHTER_OVER_SPEECH_MIN),
+        "events.patches": int(len(idx)),
+    }
+    times = laughter_times(track, idx)
+    if times:
+        out["events.laughter_times"] = times
+    return out
+
+
+def reliability(name: str, ev: dict) -> float:
+    """How far a segment's event value is trusted: by the patches behind it (3 patches = 1.4 s
+    of audio give a stable median), and by the distance of the score from its threshold."""
+    n = float(ev.get("events.patches", 1))
+    base = min(1.0, n / 3.0)
+    if name in ("events.music", "events.laughter"):
+        p = float(ev.get(name, 0.5))
+        return base * (0.5 + abs(p - 0.5))  # 0.5 at the threshold, 1.0 far from it
+    return base
+
+
+def gap_events(track: EventTrack | None, times: list[tuple[float, float]], duration: float) -> dict[str, float]:
+    """Recording-level evidence from the gaps between segments: the share of gap patches with music."""
+    if track is None or not len(track.starts):
+        return {}
+    c = track.centres
+    inside = np.zeros(len(c), bool)
+    for a, b in times:
+        inside |= (c >= a) & (c < b)
+    gaps = np.flatnonzero(~inside & (c < duration))
+    if len(gaps) == 0:
+        return {}
+    return {
+        "events.gap_music_share": float(np.mean(track.groups["music"][gaps] >= MUSIC_LOGIT_MIN)),
+        "events.gap_s": float(len(gaps) * yamnet.PATCH_HOP_S),
+    }

