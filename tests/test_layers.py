@@ -24,7 +24,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("agents",),  # stages 8-10 and their backends
     ("output",),  # stages 11-12
     ("pipeline", "corpus"),  # the stage table and driver; corpus input
-    ("engine", "export"),  # corpus engines (local, Ray) over the driver; exports of an annotated corpus
+    # corpus engines (local, Ray) over the driver; exports of an annotated corpus; the corpus report;
+    # the corpus voice registry and its corrections, a corpus step over the annotated outputs
+    ("engine", "export", "report", "corpus.speakers", "corpus.voice_edits", "corpus.voices_cli"),
     ("",),  # the public API (speechannotator/__init__.py)
     ("evaluation", "viewer"),  # SA-Eval and the bench runner, which drives the public API; the review page
     ("cli",),

@@ -115,7 +115,8 @@ def test_voice_merge_and_split_are_decisions_that_survive_reruns_and_new_recordi
     from click.testing import CliRunner
 
     from speechannotator.cli import main
-    from speechannotator.corpus.voice_decisions import VoiceError, merge_voices, read_voice_decisions, split_voice
+    from speechannotator.corpus.voice_decisions import VoiceError, read_voice_decisions
+    from speechannotator.corpus.voice_edits import merge_voices, split_voice
 
     cfg = load_config(overrides={"agents": {"priors": False}})
     inp, _ = _corpus(tmp_path, {"allison": 1, "nl_m": 1, "nl_f": 1})

@@ -30,8 +30,11 @@ from typing import Any
 import numpy as np
 
 from ..audio import AUDIO_EXTENSIONS, load_audio
+from ..export.corpus_view import corpus_view
 from ..locks import LOCK_DIR
 from .item import load_item_audio
+from .voice_decisions import Group, read_voice_decisions, replay
+from .voice_registry import SPEAKERS_FILE, _read_jsonl, read_registry
 
 # Cosine similarity of two recordings' speaker centroids above which they are one voice. Measured
 # on the real-voice set (benchmarks/speaker_threshold.py: 7 voices, 6-8 s recordings through clean,
@@ -40,7 +43,6 @@ SAME_VOICE_SIMILARITY = 0.52
 MIN_SEGMENT_S = 0.5  # shorter segments carry little identity
 MAX_SEGMENTS = 24  # the longest segments of a speaker embedded per recording
 CENTROIDS_FILE = "speaker_centroids.jsonl"
-SPEAKERS_FILE = "speakers.jsonl"
 CACHE_VERSION = "campplus-1"
 
 
@@ -97,12 +99,6 @@ def _output_hash(path: Path) -> str:
     h = hashlib.sha1(CACHE_VERSION.encode())
     h.update(path.read_bytes())
     return h.hexdigest()[:16]
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -259,9 +255,6 @@ def build_speaker_registry(
 
 
 def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold: float, device: str) -> dict[str, str]:
-    from ..export.corpus_view import corpus_view
-    from .voice_decisions import Group, read_voice_decisions, replay
-
     out = Path(out_dir)
     view = corpus_view(out)
     encoder = _LazyEncoder(device)
@@ -315,13 +308,3 @@ def rewrite_registry(out_dir: str | Path) -> dict[str, str]:
     same corpus step, from the centroid cache (CAM++ only for a recording whose output changed
     since), ids kept by the registry."""
     return _build_registry(out_dir, None, threshold=SAME_VOICE_SIMILARITY, device="cpu")
-
-
-def read_registry(out_dir: str | Path) -> list[dict[str, Any]]:
-    """The voices of OUT/speakers.jsonl (empty when there is none)."""
-    return _read_jsonl(Path(out_dir) / SPEAKERS_FILE)
-
-
-def read_speaker_map(out_dir: str | Path) -> dict[str, str]:
-    """{"<rec>:<speaker_id>": corpus_speaker_id} from OUT/speakers.jsonl (empty when there is none)."""
-    return {m: r["id"] for r in read_registry(out_dir) for m in r.get("members", [])}

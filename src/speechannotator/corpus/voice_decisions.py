@@ -1,7 +1,8 @@
-"""Human corrections of the corpus voice registry: merge two voices, split a recording's speaker
-off a voice. Each is an append-only decision in the state (who, when, what); the corpus step
-replays them, oldest first, over its clustering every time it writes OUT/speakers.jsonl, so a
-rerun or a new recording joining the registry keeps them.
+"""Human corrections of the corpus voice registry as decisions, and their replay: merge two
+voices, split a recording's speaker off a voice (corpus/voice_edits.py records them). Each is an
+append-only decision in the state (who, when, what); the corpus step replays them, oldest first,
+over its clustering every time it writes OUT/speakers.jsonl, so a rerun or a new recording joining
+the registry keeps them.
 
 A merge records both voices' members at the time: on replay the groups holding any of them become
 one voice with the surviving id, so a new recording that joins either side joins the merged voice.
@@ -11,11 +12,9 @@ taken out of whatever group it fell in and becomes that voice.
 
 from __future__ import annotations
 
-import getpass
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..records import VoiceDecision
 from ..state import STATE_FILE, StateStore
@@ -66,13 +65,6 @@ def replay(groups: list[Group], decisions: list[VoiceDecision]) -> list[Group]:
     return groups
 
 
-def _state(out: Path, *, readonly: bool) -> StateStore:
-    path = out / STATE_FILE
-    if not path.is_file():
-        raise VoiceError(f"no state database {path} (annotate into {out} first)")
-    return StateStore(path, readonly=readonly)
-
-
 def read_voice_decisions(out_dir: str | Path) -> list[VoiceDecision]:
     path = Path(out_dir) / STATE_FILE
     if not path.is_file():
@@ -81,79 +73,6 @@ def read_voice_decisions(out_dir: str | Path) -> list[VoiceDecision]:
     # checkpoint), so a folder we can write gets an ordinary connection that cleans up on close.
     with StateStore(path, readonly=not os.access(path.parent, os.W_OK)) as store:
         return store.voice_decisions()
-
-
-def _registry(out: Path) -> dict[str, dict[str, Any]]:
-    from .speakers import read_registry
-
-    rows = {r["id"]: r for r in read_registry(out)}
-    if not rows:
-        raise VoiceError(f"no corpus voices in {out} (annotate with speaker ids to join them)")
-    return rows
-
-
-def _rewrite(out: Path) -> None:
-    """speakers.jsonl with the decisions replayed (under the registry lock); the caller then
-    writes every export recorded in OUT/exports.json again (their corpus_speaker_id follows)."""
-    from .speakers import rewrite_registry
-
-    rewrite_registry(out)
-
-
-def rerun_exports(out: Path) -> None:
-    from ..export.api import rerun_exports as rerun
-
-    rerun(out)
-
-
-def _who(who: str | None) -> str:
-    return who or getpass.getuser()
-
-
-def merge_voices(out_dir: str | Path, keep: str, absorb: str, *, who: str | None = None, note: str = "") -> int:
-    """Voice ``absorb`` becomes part of voice ``keep``; recorded, then OUT/speakers.jsonl rewritten.
-    Returns the decision id."""
-    from .speakers import registry_lock
-
-    out = Path(out_dir)
-    with registry_lock(out):
-        rows = _registry(out)
-        for v in (keep, absorb):
-            if v not in rows:
-                raise VoiceError(f"no voice {v!r} in {out / 'speakers.jsonl'}")
-        if keep == absorb:
-            raise VoiceError(f"cannot merge voice {keep!r} with itself")
-        members = sorted(rows[keep]["members"] + rows[absorb]["members"])
-        with _state(out, readonly=False) as store:
-            did = store.add_voice_decision(MERGE, keep, {"from": absorb, "members": members}, _who(who), note)
-        _rewrite(out)
-    rerun_exports(out)
-    return did
-
-
-def split_voice(
-    out_dir: str | Path, rec: str, speaker: str, *, who: str | None = None, note: str = ""
-) -> tuple[int, str]:
-    """Recording ``rec``'s speaker ``speaker`` leaves its voice and gets a new voice id; recorded,
-    then OUT/speakers.jsonl rewritten. Returns (decision id, the new voice id)."""
-    from .speakers import next_voice_id, registry_lock
-
-    out = Path(out_dir)
-    member = f"{rec}:{speaker}"
-    with registry_lock(out):
-        rows = _registry(out)
-        holder = next((r for r in rows.values() if member in r["members"]), None)
-        if holder is None:
-            raise VoiceError(f"no voice holds speaker {speaker!r} of recording {rec!r}")
-        if holder["members"] == [member]:
-            raise VoiceError(f"{member} is already a voice of its own ({holder['id']})")
-        with _state(out, readonly=False) as store:
-            taken = set(rows) | {d.voice for d in store.voice_decisions()}
-            new = next_voice_id(taken)
-            did = store.add_voice_decision(SPLIT, new, {"member": member, "from": holder["id"]}, _who(who), note)
-        _rewrite(out)
-    rerun_exports(out)
-    return did, new
 
 
 def describe(d: VoiceDecision) -> str:

@@ -34,8 +34,8 @@ def voices_group() -> None:
 @_OUT
 def list_command(out_dir: Path) -> None:
     """Each voice with its recordings and hours, then the voice decisions in force."""
-    from .speakers import read_registry
     from .voice_decisions import describe, read_voice_decisions
+    from .voice_registry import read_registry
 
     rows = read_registry(out_dir)
     if not rows:
@@ -65,7 +65,7 @@ def list_command(out_dir: Path) -> None:
 @_NOTE
 def merge_command(out_dir: Path, keep: str, absorb: str, who: str | None, note: str) -> None:
     """Voice ABSORB becomes part of voice KEEP (recorded; speakers.jsonl rewritten)."""
-    from .voice_decisions import merge_voices
+    from .voice_edits import merge_voices
 
     did = _run(merge_voices, out_dir, keep, absorb, who=who, note=note)
     echo(f"decision #{did}: {absorb} merged into {keep}", err=True)
@@ -79,7 +79,7 @@ def merge_command(out_dir: Path, keep: str, absorb: str, who: str | None, note: 
 @_NOTE
 def split_command(out_dir: Path, recording: str, speaker: str, who: str | None, note: str) -> None:
     """SPEAKER (a speaker_id) of RECORDING leaves its voice for a new one (recorded; speakers.jsonl rewritten)."""
-    from .voice_decisions import split_voice
+    from .voice_edits import split_voice
 
     did, new = _run(split_voice, out_dir, recording, speaker, who=who, note=note)
     echo(f"decision #{did}: {recording}:{speaker} is now voice {new}", err=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
-from ..corpus.speakers import read_speaker_map
+from ..corpus.voice_registry import read_speaker_map
 from ..pipeline import STATE_FILE
 from ..schema import FIELDS
 from ..state import StateStore

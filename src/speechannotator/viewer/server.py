@@ -27,7 +27,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..audio import AudioError, load_audio
-from ..corpus.voice_decisions import VoiceError, merge_voices, split_voice
+from ..corpus.voice_decisions import VoiceError
+from ..corpus.voice_edits import merge_voices, split_voice
 from ..output.decisions import EditError
 from ..output.write import output_path
 from ..state import STATE_FILE, StateStore

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..corpus.speakers import read_registry
 from ..corpus.voice_decisions import describe
+from ..corpus.voice_registry import read_registry
 from ..corrections import reviewed_items
 from ..state import StateStore
 
