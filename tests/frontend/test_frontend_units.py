@@ -126,3 +126,17 @@ def test_reference_formats(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ReferenceError, match="malformed"):
         load_reference_timeline(tmp_path / "bad.json", "bad")
+
+
+def test_reference_timeline_segments_carry_the_seconds_other_speakers_cover(tmp_path):
+    from speechannotator.frontend.reference import load_reference_timeline
+
+    turns = [
+        {"session_id": "x", "speaker": "A", "start_time": 0.0, "end_time": 2.0, "words": "one"},
+        {"session_id": "x", "speaker": "B", "start_time": 1.5, "end_time": 3.0, "words": "two"},
+        {"session_id": "x", "speaker": "A", "start_time": 2.5, "end_time": 4.0, "words": "three"},
+        {"session_id": "x", "speaker": "A", "start_time": 5.0, "end_time": 6.0, "words": "four"},
+    ]
+    (tmp_path / "x.json").write_text(json.dumps(turns))
+    segs = load_reference_timeline(tmp_path / "x.json", "x")
+    assert [s.overlap_s for s in segs] == [0.5, 1.0, 0.5, 0.0]

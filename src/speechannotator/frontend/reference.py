@@ -161,7 +161,37 @@ def load_reference_timeline(path: str | Path, stem: str, duration: float | None 
     rows.sort(key=lambda r: r[:4])
     if duration is not None:
         rows = [(a, min(b, duration), spk, t, w) for a, b, spk, t, w in rows]
+    spans = [(a, b, spk) for a, b, spk, _, _ in rows]
     return [
-        Segment(segment_key(i), round(a, 3), round(b, 3), spk, text=text.strip(), source="reference")
+        Segment(
+            segment_key(i),
+            round(a, 3),
+            round(b, 3),
+            spk,
+            text=text.strip(),
+            source="reference",
+            overlap_s=_overlap_with_others(spans, i),
+        )
         for i, (a, b, spk, text, _) in enumerate(rows)
     ]
+
+
+def _overlap_with_others(spans: list[tuple[float, float, str]], i: int) -> float:
+    """Seconds of span i that another speaker's reference turns cover (spans sorted by start).
+
+    >>> _overlap_with_others([(0.0, 2.0, "A"), (1.5, 3.0, "B"), (2.5, 4.0, "A")], 1)
+    1.0
+    """
+    a, b, spk = spans[i]
+    covered: list[tuple[float, float]] = []
+    for c, d, other in spans:
+        if c >= b:
+            break
+        if other != spk and d > a:
+            covered.append((max(a, c), min(b, d)))
+    total, end = 0.0, a
+    for c, d in sorted(covered):  # union of the covered pieces
+        if d > end:
+            total += d - max(c, end)
+            end = d
+    return round(total, 3)
