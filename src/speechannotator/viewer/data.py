@@ -21,6 +21,7 @@ from ..corrections import (
     REVIEWED_FIELD,
     in_force,
     placed_decisions,
+    review_segments,
     reviewed_items,
 )
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
@@ -217,8 +218,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
         lang = store.label_language(rec)
     except ValueError:  # a recording that failed before its segment table: nothing to label
         lang = "en"
-    raw = {s.key: s.speaker for s in store.segments(rec)}
     placement = placed_decisions(store, rec)
+    raw = {s.key: s.speaker for s in review_segments(store, rec, placement)}
     force = in_force(placement.placed)
     flags = field_flags(store, rec)
     checked, conf = reviewed_keys(store, rec), confidences(store, rec)
