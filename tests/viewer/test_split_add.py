@@ -194,3 +194,28 @@ def test_split_and_added_segments_follow_a_rerun_or_are_orphaned(tmp_path):
         (6000, 6800, "sixty"),
     ]
     assert split["key"] in keys and "seg_00000" in keys
+
+
+def test_a_split_reaches_the_recorded_exports_with_each_row_on_its_own_segment(annotated, tmp_path):
+    import shutil
+
+    from speechannotator.export import export_corpus
+
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    dest = export_corpus(out, "jsonl", tmp_path / "segments.jsonl", rate="16000")
+    before = [json.loads(line) for line in dest.read_text(encoding="utf-8").splitlines()]
+    rows = json.loads((out / "dialogue.json").read_text(encoding="utf-8"))
+    at = (rows[1]["start_time"] + rows[1]["end_time"]) // 2
+    got = split_segment(out / "state.sqlite", out, "dialogue", "seg_00001", at, "ann", ("first half", "second half"))
+    after = [json.loads(line) for line in dest.read_text(encoding="utf-8").splitlines()]
+    rows = json.loads((out / "dialogue.json").read_text(encoding="utf-8"))
+    assert [r["text"] for r in after] == [r["text"] for r in rows] and len(after) == len(before) + 1
+    assert after[2]["text"] == "second half" and (after[2]["start_time"], after[2]["end_time"]) == (
+        at,
+        rows[2]["end_time"],
+    )
+    # The rows after the new one keep their own segment's measurements (keys follow the JSON).
+    cols = ("snr_db", "mos", "asr_avg_logprob", "overlap_s", "confidence")
+    assert [[r[c] for c in cols] for r in after[3:]] == [[r[c] for c in cols] for r in before[2:]]
+    assert got["key"].startswith("add_") and after[2]["confidence"] in ({}, None)
