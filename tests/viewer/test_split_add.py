@@ -219,3 +219,18 @@ def test_a_split_reaches_the_recorded_exports_with_each_row_on_its_own_segment(a
     cols = ("snr_db", "mos", "asr_avg_logprob", "overlap_s", "confidence")
     assert [[r[c] for c in cols] for r in after[3:]] == [[r[c] for c in cols] for r in before[2:]]
     assert got["key"].startswith("add_") and after[2]["confidence"] in ({}, None)
+
+
+def test_a_deleted_added_segment_is_listed_for_restoring(tmp_path):
+    from speechannotator.viewer.data import recording
+
+    state = tmp_path / "state.sqlite"
+    _state(state, FIRST)
+    got = add_segment(state, tmp_path, "r", 6000, 6500, "B", "six", "ann")
+    delete_segment(state, tmp_path, "r", got["key"], True, "ann")
+    with StateStore(state, readonly=True) as store:
+        view = recording(store, "r")
+    assert [(d["key"], d["start_time"], d["text"]) for d in view["deleted"]] == [(got["key"], 6000, "six")]
+    assert got["key"] not in [s["key"] for s in view["segments"]]
+    delete_segment(state, tmp_path, "r", got["key"], False, "ann")
+    assert [r["text"] for r in _rows(tmp_path)] == ["one two three four", "five", "six", "eight"]

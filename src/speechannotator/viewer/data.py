@@ -15,6 +15,7 @@ import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
 from ..corrections import (
+    ADDED_FIELD,
     DELETED_FIELD,
     EDITABLE_FIELDS,
     MARK_FIELDS,
@@ -260,11 +261,20 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
                 "end_time": r["end_time"],
                 "text": r["text"],
             }
-            for k, r in store.records(rec)
+            for k, r in [*store.records(rec), *_made_rows(placement)]
             if (d := force.get((k, DELETED_FIELD))) is not None and d.new is True
         ],
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
+
+
+def _made_rows(placement) -> list[tuple[str, dict[str, Any]]]:
+    """The segments a person made (split or added) that are in force, as (key, span and text)."""
+    return [
+        (d.key, {"start_time": d.new["start_time"], "end_time": d.new["end_time"], "text": d.new["row"]["text"]})
+        for d in placement.placed
+        if d.field == ADDED_FIELD
+    ]
 
 
 def _round(value: Any) -> Any:
