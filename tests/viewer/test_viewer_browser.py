@@ -640,6 +640,7 @@ def test_splitting_a_segment_at_the_playhead_with_the_keyboard(annotated, page, 
         key = page.eval_on_selector(".seg.selected", "e => e.dataset.key")
         assert key.startswith("add_") and page.inner_text(".seg.selected .txt") == "leisure for the rest"
         page.wait_for_selector(f"#panel[data-key='{key}'] [data-field-card='gender']")
+        assert "segment: made (split of seg_00001) 6500–" in page.inner_text("#audit")
         res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "2", "--field", "text"])
         assert res.exit_code == 0 and "(split of seg_00001)" in res.output and "by tester" in res.output
         assert page.errors == []

@@ -1513,7 +1513,9 @@ async function showPanel(seg) {
               'li',
               {},
               el('b', { text: d.field }),
-              `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
+              d.field === 'segment' // the decision that made this segment
+                ? `: made (${d.note}) ${d.new.start_time}–${d.new.end_time} ms, speaker ${d.new.speaker} `
+                : `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
               el('span', {
                 class: 'dim',
                 text: `by ${d.who}, ${utc(d.at)} UTC (#${d.id})`,
