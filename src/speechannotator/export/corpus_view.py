@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import corrections
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
 from ..corpus.speakers import read_speaker_map
-from ..corrections import review_segments, reviewed_items
 from ..pipeline import STATE_FILE
 from ..schema import FIELDS
 from ..state import StateStore
@@ -161,8 +161,8 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
                 continue
             data = json.loads(path.read_text(encoding="utf-8"))
             # The JSON's rows are the reviewed ones: a deleted, split or added segment shifts positions.
-            keys = [k for k, _ in reviewed_items(store, rec["rec"])]
-            table = {seg.key: seg.to_json() for seg in review_segments(store, rec["rec"])}
+            keys = [k for k, _ in corrections.reviewed_items(store, rec["rec"])]
+            table = {seg.key: seg.to_json() for seg in corrections.review_segments(store, rec["rec"])}
             evidence = {
                 k: {n: e.value for n, e in by_name.items()} for k, by_name in store.evidence(rec["rec"]).items()
             }
