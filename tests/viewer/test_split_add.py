@@ -234,3 +234,16 @@ def test_a_deleted_added_segment_is_listed_for_restoring(tmp_path):
     assert got["key"] not in [s["key"] for s in view["segments"]]
     delete_segment(state, tmp_path, "r", got["key"], False, "ann")
     assert [r["text"] for r in _rows(tmp_path)] == ["one two three four", "five", "six", "eight"]
+
+
+def test_split_text_follows_the_words_through_capitals_and_punctuation():
+    from speechannotator.viewer.edits import split_text
+
+    # Word times as Whisper gives them; the transcript was capitalized after recognition.
+    words = [Word("unless", 16.0, 16.3), Word("cold", 16.4, 16.7), Word("-hearted", 16.7, 17.0)]
+    words += [Word("and", 17.3, 17.5), Word("selfish.", 17.6, 18.0)]
+    seg = Segment("seg_00004", 16.0, 18.0, "A", "Unless cold-hearted and selfish.", words=words)
+    assert split_text(seg, seg.text, 17_100) == ("Unless cold-hearted", "and selfish.")
+    assert split_text(seg, seg.text, 16_000) == ("", "Unless cold-hearted and selfish.")
+    assert split_text(seg, "A corrected text.", 17_100) is None  # the words are not this text's
+    assert split_text(Segment("k", 0.0, 1.0, "A", "no words"), "no words", 500) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -215,11 +216,11 @@ def split_text(seg: Segment, text: str, at_ms: int) -> tuple[str, str] | None:
     if not words or text != seg.text:
         return None
     ends, pos = [], 0  # the character offset in ``text`` just after each word
-    for w in words:
-        found = text.find(w.text.strip(), pos)
-        if found < 0:
+    for w in words:  # in order; case aside (the transcript may be capitalized after recognition)
+        found = re.compile(re.escape(w.text.strip()), re.IGNORECASE).search(text, pos)
+        if found is None:
             return None
-        pos = found + len(w.text.strip())
+        pos = found.end()
         ends.append(pos)
     # Candidate cuts: before word i (i = 0..n); a cut between two words sits in their gap.
     times = [words[0].start] + [(a.end + b.start) / 2 for a, b in zip(words, words[1:])] + [words[-1].end]
