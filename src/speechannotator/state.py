@@ -363,8 +363,15 @@ class StateStore:
         note: str = "",
         anchor: Anchor | None = None,
     ) -> int:
-        """Append one human decision; returns its id. Nothing earlier is changed."""
+        """Append one human decision; returns its id. Nothing earlier is changed. A ``key`` ending
+        in ``{id}`` names a segment made by this very decision (``corrections.ADDED_FIELD``): it
+        is filled with the decision's own id, taken in the same transaction."""
         with self.transaction() as c:
+            template, made = key, None
+            if template.endswith("{id}"):  # ids are never reused: no row is ever deleted (_TRIGGERS)
+                (seq,) = c.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM decisions").fetchone()
+                made = max(seq, self._next_sequence(c))
+                key = template.replace("{id}", str(made))
             cur = c.execute(
                 "INSERT INTO decisions (rec, key, field, old, new, who, at, note, anchor) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
@@ -379,7 +386,14 @@ class StateStore:
                     _dump(asdict(anchor)) if anchor else "",
                 ),
             )
+            if made is not None and made != cur.lastrowid:  # rolled back with the transaction
+                raise RuntimeError(f"decision id {cur.lastrowid} does not match the key {key}")
             return int(cur.lastrowid)
+
+    @staticmethod
+    def _next_sequence(c: sqlite3.Connection) -> int:
+        row = c.execute("SELECT seq FROM sqlite_sequence WHERE name='decisions'").fetchone()
+        return int(row[0]) + 1 if row else 1
 
     def decisions(self, rec: str) -> list[Decision]:
         """Every human decision on a recording, oldest first."""

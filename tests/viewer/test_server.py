@@ -103,3 +103,43 @@ def test_caption_and_contextual_inference_follow_a_correction(annotated, tmp_pat
     apply_edit(st, out, "dialogue", "seg_00001", "caption", "A woman, sad.", "ann")
     apply_edit(st, out, "dialogue", "seg_00001", "gender", "male", "ann")
     assert json.loads((out / "dialogue.json").read_text(encoding="utf-8"))[1]["caption"] == "A woman, sad."
+
+
+def test_split_and_add_routes_answer_400_404_409_never_500(annotated, tmp_path):
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    server = ViewServer(out)
+    try:
+        rows = json.loads((out / "dialogue.json").read_text(encoding="utf-8"))
+        mid = (rows[1]["start_time"] + rows[1]["end_time"]) // 2
+        for path, body, status, words in [
+            ("/api/split", b'{"rec":"dialogue","key":"seg_00001","at":Infinity}', 400, "not a JSON number"),
+            ("/api/split", {"rec": "dialogue", "key": "seg_00001"}, 400, "no at"),
+            ("/api/split", {"rec": "dialogue", "key": "seg_00099", "at": mid}, 404, "no segment"),
+            ("/api/split", {"rec": "dialogue", "key": "seg_00001", "at": mid, "texts": "a|b"}, 400, "two strings"),
+            (
+                "/api/split",
+                {"rec": "dialogue", "key": "seg_00001", "at": mid, "texts": [1, 2]},
+                400,
+                "must be a string",
+            ),
+            ("/api/split", {"rec": "dialogue", "key": "seg_00001", "at": mid}, 400, "no word times"),
+            ("/api/add", {"rec": "dialogue", "start": 0, "end": 1e9, "speaker": "x", "text": "a"}, 400, "<= start"),
+            ("/api/add", {"rec": "dialogue", "start": 0, "end": 100, "text": "a"}, 400, "speaker, text strings"),
+            ("/api/add", {"rec": "nope", "start": 0, "end": 100, "speaker": "x", "text": "a"}, 404, "nope"),
+        ]:
+            got, data = _call(server, path, body)
+            assert got == status and words in data["error"], (path, body, got, data)
+        got, data = _call(
+            server, "/api/add", {"rec": "dialogue", "start": 0, "end": 300, "speaker": "x", "text": "Hm."}
+        )
+        assert got == 200 and data["key"].startswith("add_") and data["row"]["text"] == "Hm."
+        lock = RecordingLock(out, "dialogue").acquire()  # `annotate` at work on the recording
+        body = {"rec": "dialogue", "key": "seg_00001", "at": mid, "texts": ["a", "b"]}
+        got, data = _call(server, "/api/split", body)
+        assert got == 409 and "being annotated" in data["error"]
+        lock.release()
+        got, data = _call(server, "/api/split", body)
+        assert got == 200 and data["first"]["end_time"] == mid and data["row"]["text"] == "b"
+    finally:
+        server.stop()

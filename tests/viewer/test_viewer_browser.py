@@ -596,3 +596,100 @@ def test_voices_listen_merge_and_split_on_the_page(annotated, page, tmp_path):
         assert page.errors == []
     finally:
         server.stop()
+
+
+def _seek(page, seconds: float) -> None:
+    """Put the playhead at ``seconds``, paused (what a click on the waveform's empty part does)."""
+    page.evaluate(
+        """(t) => new Promise((done) => { const a = document.getElementById('player'); a.pause();
+        a.addEventListener('seeked', () => done(), { once: true }); a.currentTime = t; })""",
+        seconds,
+    )
+
+
+def test_splitting_a_segment_at_the_playhead_with_the_keyboard(annotated, page, tmp_path):
+    """Issue 27: split at the playhead (s). The reference timeline has no word times, so the page
+    asks for the text of each part; the parts keep the parent's labels."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    before = _records(out)
+    server = ViewServer(out)
+    try:
+        _open_recording(page, server, seg=1)
+        _seek(page, 6.5)
+        page.keyboard.press("s")
+        page.wait_for_selector("#toast.error")
+        assert "give the text of each part" in page.inner_text("#toast")
+        assert page.input_value("#split-first") == before[1]["text"] and page.input_value("#split-at") == "6500"
+        page.fill("#split-first", "and mister john dashwood had then")
+        page.fill("#split-second", "leisure for the rest")
+        page.press("#split-second", "Enter")
+        page.wait_for_function("() => document.getElementById('toast').textContent.startsWith('segment 1 split')")
+        after = _records(out)
+        assert len(after) == len(before) + 1 and [list(r) for r in after] == [list(r) for r in before] + [
+            list(before[0])
+        ]
+        first, second = after[1], after[2]
+        assert (first["start_time"], first["end_time"]) == (before[1]["start_time"], 6500)
+        assert (second["start_time"], second["end_time"]) == (6500, before[1]["end_time"])
+        assert (first["text"], second["text"]) == ("and mister john dashwood had then", "leisure for the rest")
+        for f in ("speaker_id", "gender", "age", "emotion", "pitch", "accent", "environment"):
+            assert second[f] == before[1][f]
+        assert after[3:] == before[2:]
+        # The page selects the new part; its panel is a segment like any other.
+        key = page.eval_on_selector(".seg.selected", "e => e.dataset.key")
+        assert key.startswith("add_") and page.inner_text(".seg.selected .txt") == "leisure for the rest"
+        page.wait_for_selector(f"#panel[data-key='{key}'] [data-field-card='gender']")
+        assert "segment: made (split of seg_00001) 6500–" in page.inner_text("#audit")
+        res = CliRunner().invoke(explain_command, [str(out / "dialogue.json"), "--segment", "2", "--field", "text"])
+        assert res.exit_code == 0 and "(split of seg_00001)" in res.output and "by tester" in res.output
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
+def test_adding_a_segment_on_an_unlabelled_stretch(annotated, page, tmp_path):
+    """Issue 27: add a segment (a): refused where it would overlap the speaker's own segment,
+    saved on a gap, and kept, byte for byte, by an `annotate` rerun."""
+    out = tmp_path / "out"
+    shutil.copytree(annotated[0], out)
+    before = _records(out)
+    server = ViewServer(out)
+    try:
+        _open_recording(page, server)
+        page.keyboard.press("a")
+        page.wait_for_selector("#add-form[open] #add-text:focus")
+        page.select_option("#add-speaker", index=0)
+        spk = page.eval_on_selector("#add-speaker", "e => e.selectedOptions[0].textContent.split(' · ')[0]")
+        mine = next(r for r in before if r["speaker_id"] == spk)
+        page.fill("#add-start", str(mine["end_time"] - 200))
+        page.fill("#add-end", str(mine["end_time"] + 300))
+        page.fill("#add-text", "Hm.")
+        page.press("#add-text", "Enter")
+        page.wait_for_selector("#toast.error")
+        assert "would overlap" in page.inner_text("#toast") and _records(out) == before
+        gap = next(i for i in range(len(before) - 1) if before[i + 1]["start_time"] - before[i]["end_time"] >= 400)
+        start, end = before[gap]["end_time"] + 50, before[gap + 1]["start_time"] - 50
+        page.fill("#add-start", str(start))
+        page.fill("#add-end", str(end))
+        page.press("#add-text", "Enter")
+        page.wait_for_function("() => document.getElementById('toast').textContent.endsWith('added')")
+        after = _records(out)
+        assert (
+            len(after) == len(before) + 1
+            and after[: gap + 1] == before[: gap + 1]
+            and after[gap + 2 :] == before[gap + 1 :]
+        )
+        new = after[gap + 1]
+        assert list(new) == list(before[0]) and (new["start_time"], new["end_time"], new["text"]) == (start, end, "Hm.")
+        assert new["speaker_id"] == spk and new["gender"] == "none" and new["caption"]
+        assert page.inner_text(".seg.selected .txt") == "Hm."
+        # A rerun of `annotate` on the same timeline keeps it: the same bytes.
+        written = (out / "dialogue.json").read_bytes()
+        server.stop()
+        (out / "dialogue.json").unlink()
+        annotate_example(out, annotated[1], annotated[2])
+        assert (out / "dialogue.json").read_bytes() == written
+        assert page.errors == []
+    finally:
+        server.stop()

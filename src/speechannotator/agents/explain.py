@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
-from ..corrections import EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, reviewed_items
+from ..corrections import ADDED_FIELD, EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, review_segments, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
 from ..stages import StageName
@@ -41,10 +41,10 @@ class RecordingTrails:
         final = dict(reviewed_items(store, rec))
         # In output JSON order, which a human boundary correction may have changed.
         order = {key: i for i, key in enumerate(final)}
-        segments = sorted(store.segments(rec), key=lambda s: order.get(s.key, len(order)))
+        placement = placed_decisions(store, rec)
+        segments = sorted(review_segments(store, rec, placement), key=lambda s: order.get(s.key, len(order)))
         if final:  # a segment a person deleted is not in the output, so it has no index there
             segments = [s for s in segments if s.key in order]
-        placement = placed_decisions(store, rec)
         return cls(
             rec=rec,
             segments=segments,
@@ -83,6 +83,7 @@ class FieldTrail:
     review_skipped: bool = False
     decisions: list[Decision] = dc_field(default_factory=list)
     orphaned: list[Decision] = dc_field(default_factory=list)  # this field's, on the whole recording
+    made: Decision | None = None  # the decision that made this segment (split or added on the page)
     final: Any = None  # None: not finalized yet
 
     @property
@@ -124,8 +125,12 @@ def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldT
         review_skipped=data.review_skipped,
         final=_output_value(data.final.get(seg.key, {}), field),
         decisions=[d for d in data.decisions if d.key == seg.key and d.field == field],
-        orphaned=[d for d in data.orphaned if d.field == field],
+        # An orphaned reviewer-made segment is told with the transcript, the field it carried.
+        orphaned=[d for d in data.orphaned if d.field == field or (field == "text" and d.field == ADDED_FIELD)],
+        made=next((d for d in data.decisions if d.key == seg.key and d.field == ADDED_FIELD), None),
     )
+    if t.made is not None:  # no machine record, contract or prediction: a person made it
+        return t
     if t.segment_field:
         t.machine = seg.speaker if field == SPEAKER_FIELD else data.machine.get(seg.key, {}).get(field)
         return t
@@ -159,7 +164,9 @@ def format_trail(t: FieldTrail) -> str:
         f"field: {t.field}",
     ]
     final = t.final if t.final is not None else "(not finalized yet)"
-    if t.segment_field:
+    if t.made is not None:
+        lines.append(f"made on the review page by {format_made(t.made)}")
+    elif t.segment_field:
         source = "the reference timeline" if seg.source == "reference" else "transcription and diarization"
         what = "raw speaker label" if t.field == SPEAKER_FIELD else "value"
         lines.append(f"from the segment table ({source}); the machine's {what}: {_fmt(t.machine)}")
@@ -189,7 +196,7 @@ def format_trail(t: FieldTrail) -> str:
             lines.append(f"speaker history: {_fmt(t.speaker_history)}")
         if t.recording_summary is not None:
             lines.append(f"recording summary: {_fmt(t.recording_summary)}")
-    if not t.composed and not t.segment_field and not t.rounds:
+    if not t.composed and not t.segment_field and not t.rounds and t.made is None:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
         p, v = r.prediction, r.verdict
@@ -206,7 +213,7 @@ def format_trail(t: FieldTrail) -> str:
             lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
             if not v.accepted:
                 lines.append(f"  revision request: {v.request}")
-    if not t.composed and not t.segment_field and t.review_skipped:
+    if not t.composed and not t.segment_field and t.review_skipped and t.made is None:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
         lines.append(
@@ -219,8 +226,26 @@ def format_trail(t: FieldTrail) -> str:
     return "\n".join(lines)
 
 
+def format_made(d: Decision) -> str:
+    """The decision that made a segment no machine record holds: a split part or an added one."""
+    head = f"human decision #{d.id} by {d.who} at {_iso(d.at)}"
+    span = f"{d.new['start_time']}-{d.new['end_time']} ms, speaker {d.new['speaker']}"
+    if d.new.get("split_of"):
+        p = d.new["split_of"]
+        return (
+            f"{head} ({d.note}): {span}, the second part of the segment at {p['start']:.3f}-{p['end']:.3f} s, "
+            f"speaker {p['speaker']}, its labels copied from that segment's"
+        )
+    return f"{head} ({d.note}): {span}, added on a stretch no machine segment of that speaker held"
+
+
 def format_orphan(d: Decision) -> str:
     """One orphaned decision: what it was made on and what it said; it applies to no segment."""
+    if d.field == ADDED_FIELD:
+        return (
+            f"segment {d.key} made by {format_made(d)}, saying {_fmt(d.new['row']['text'])}; the segment it "
+            "was split from is gone, or a machine segment of that speaker now covers its span, so it is in no output"
+        )
     where = d.key
     if d.anchor is not None:
         a = d.anchor

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .. import corrections
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
 from ..corpus.voice_registry import read_speaker_map
@@ -159,8 +160,9 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
             if rec["status"] != "complete" or not path.exists():
                 continue
             data = json.loads(path.read_text(encoding="utf-8"))
-            keys = [k for k, _ in store.records(rec["rec"])]
-            table = {seg.key: seg.to_json() for seg in store.segments(rec["rec"])}
+            # The JSON's rows are the reviewed ones: a deleted, split or added segment shifts positions.
+            keys = [k for k, _ in corrections.reviewed_items(store, rec["rec"])]
+            table = {seg.key: seg.to_json() for seg in corrections.review_segments(store, rec["rec"])}
             evidence = {
                 k: {n: e.value for n, e in by_name.items()} for k, by_name in store.evidence(rec["rec"]).items()
             }

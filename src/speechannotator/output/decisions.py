@@ -32,7 +32,7 @@ class EditContext:
     others: tuple[tuple[str, int, int, str], ...] = ()
 
 
-def _milliseconds(field: str, value: Any) -> int:
+def milliseconds(field: str, value: Any) -> int:
     """A boundary as typed or sent: a finite number, or a string holding one."""
     if isinstance(value, str):
         text = value.strip()
@@ -47,7 +47,7 @@ def _milliseconds(field: str, value: Any) -> int:
     return int(round(value))
 
 
-def _check_overlap(start: int, end: int, row: dict[str, Any], ctx: EditContext) -> None:
+def check_overlap(start: int, end: int, row: dict[str, Any], ctx: EditContext) -> None:
     """A boundary may not make the segment overlap another of its speaker (one voice says one
     thing at a time) nor swallow a whole segment of anyone; overlapping speech of two speakers
     is fine, and so is an overlap the segment already had."""
@@ -61,7 +61,7 @@ def _check_overlap(start: int, end: int, row: dict[str, Any], ctx: EditContext) 
             raise EditError(f"{start}-{end} ms would cover the whole of {k} ({s}-{e} ms)")
 
 
-def _clean_text(value: Any, field: str, *, allow_empty: bool) -> str:
+def clean_text(value: Any, field: str, *, allow_empty: bool) -> str:
     if not isinstance(value, str):
         raise EditError(f"{field} must be a string")
     text = unicodedata.normalize("NFC", value)
@@ -80,21 +80,21 @@ def validate_edit(field: str, value: Any, row: dict[str, Any], ctx: EditContext)
     if field not in EDITABLE_FIELDS:
         raise EditError(f"unknown field {field!r}; editable: {', '.join(EDITABLE_FIELDS)}")
     if field in BOUNDARY_FIELDS:
-        ms = _milliseconds(field, value)
+        ms = milliseconds(field, value)
         start = ms if field == "start_time" else row["start_time"]
         end = ms if field == "end_time" else row["end_time"]
         if not 0 <= start < end <= ctx.duration_ms:
             raise EditError(f"boundary {start}-{end} ms must satisfy 0 <= start < end <= {ctx.duration_ms}")
-        _check_overlap(start, end, row, ctx)
+        check_overlap(start, end, row, ctx)
         return ms
     if field == SPEAKER_FIELD:
-        label = _clean_text(value, field, allow_empty=False)
+        label = clean_text(value, field, allow_empty=False)
         if label not in ctx.speakers and not _SPEAKER_LABEL.match(label):
             raise EditError("a new speaker label may hold only letters, digits, '_', '.', '-' (at most 40)")
         return label
     if field in TEXT_FIELDS:
-        return _clean_text(value, field, allow_empty=True)
-    text = _clean_text(value, field, allow_empty=False)
+        return clean_text(value, field, allow_empty=True)
+    text = clean_text(value, field, allow_empty=False)
     lang = ctx.label_lang
     if field in ("gender", "age"):  # closed vocabularies: any alias in, the canonical surface form out
         canon = canonical_closed(field, text)

@@ -16,6 +16,7 @@ from ..agents.backend import ComposeTask
 from ..agents.compose import compose_task
 from ..agents.context import ContextIndex, admitted_evidence, task_context
 from ..agents.free_text import without_transcript_claims
+from ..corrections import review_segments
 from ..schema import COMPOSED_FIELDS, LABELED_FIELDS
 from ..state import StateStore
 
@@ -27,7 +28,7 @@ RECOMPOSER = "speechannotator (recomposed)"  # the `who` of a recomposition in t
 def recomposed(store: StateStore, rec: str, key: str, row: dict[str, Any]) -> dict[str, str]:
     """{"caption": ..., "contextual_inference": ...} for segment ``key`` whose output row, with
     the corrections in force, is ``row``."""
-    segments = sorted(store.segments(rec), key=lambda s: (s.start, s.end, s.key))
+    segments = review_segments(store, rec)  # reviewer-made segments too
     seg = next(s for s in segments if s.key == key)
     seg = replace(seg, text=row["text"])  # a corrected transcript is what the text now says
     contracts = {f: c for (k, f), c in store.contracts(rec).items() if k == key}

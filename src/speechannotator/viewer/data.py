@@ -15,12 +15,14 @@ import numpy as np
 
 from ..agents.explain import RecordingTrails, evidence_source, field_trail
 from ..corrections import (
+    ADDED_FIELD,
     DELETED_FIELD,
     EDITABLE_FIELDS,
     MARK_FIELDS,
     REVIEWED_FIELD,
     in_force,
     placed_decisions,
+    review_segments,
     reviewed_items,
 )
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
@@ -217,8 +219,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
         lang = store.label_language(rec)
     except ValueError:  # a recording that failed before its segment table: nothing to label
         lang = "en"
-    raw = {s.key: s.speaker for s in store.segments(rec)}
     placement = placed_decisions(store, rec)
+    raw = {s.key: s.speaker for s in review_segments(store, rec, placement)}
     force = in_force(placement.placed)
     flags = field_flags(store, rec)
     checked, conf = reviewed_keys(store, rec), confidences(store, rec)
@@ -259,11 +261,20 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
                 "end_time": r["end_time"],
                 "text": r["text"],
             }
-            for k, r in store.records(rec)
+            for k, r in [*store.records(rec), *_made_rows(placement)]
             if (d := force.get((k, DELETED_FIELD))) is not None and d.new is True
         ],
         "vocab": {"gender": [*GENDER_VALUES[lang], NONE_VALUE[lang]], "age": [*AGE_VALUES[lang], NONE_VALUE[lang]]},
     }
+
+
+def _made_rows(placement) -> list[tuple[str, dict[str, Any]]]:
+    """The segments a person made (split or added) that are in force, as (key, span and text)."""
+    return [
+        (d.key, {"start_time": d.new["start_time"], "end_time": d.new["end_time"], "text": d.new["row"]["text"]})
+        for d in placement.placed
+        if d.field == ADDED_FIELD
+    ]
 
 
 def _round(value: Any) -> Any:

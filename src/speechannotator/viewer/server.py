@@ -34,7 +34,7 @@ from ..output.write import output_path
 from ..state import STATE_FILE, StateStore
 from . import audioview, data
 from . import voices as voices_view
-from .edits import Conflict, apply_edit, delete_segment, mark_reviewed, merge_with_next
+from .edits import Conflict, add_segment, apply_edit, delete_segment, mark_reviewed, merge_with_next, split_segment
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +346,41 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return busy_or_raise(body["rec"], exc)
         return JSONResponse({"ok": True})
 
+    async def create(request: Request) -> Response:
+        """Split a segment ("/api/split": rec, key, at ms, optional texts [first, second]) or add
+        one ("/api/add": rec, start, end ms, speaker, text); answers the new segment's key and row."""
+        try:
+            body = json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+        split = request.url.path.endswith("/split")
+        need = ("rec", "key") if split else ("rec", "speaker", "text")
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in need):
+            return _error(400, f"the body must hold {', '.join(need)} strings")
+        missing = [k for k in (("at",) if split else ("start", "end")) if k not in body]
+        if missing:
+            return _error(400, f"no {missing[0]}")
+        texts = body.get("texts")
+        if split and texts is not None and not (isinstance(texts, list) and len(texts) == 2):
+            return _error(400, "texts must be a list of two strings: the first part's and the second's")
+        try:
+            if split:
+                args = (body["rec"], body["key"], body["at"], viewer.reviewer, None if texts is None else tuple(texts))
+                got = await run_in_threadpool(split_segment, viewer.state_path, viewer.out_dir, *args)
+            else:
+                args = (body["rec"], body["start"], body["end"], body["speaker"], body["text"], viewer.reviewer)
+                got = await run_in_threadpool(add_segment, viewer.state_path, viewer.out_dir, *args)
+        except data.NotFound as exc:
+            return _error(404, str(exc))
+        except data.Busy as exc:
+            return _error(409, str(exc))
+        except EditError as exc:
+            return _error(400, str(exc))
+        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
+            log.debug("split/add failed", exc_info=True)
+            return busy_or_raise(body["rec"], exc)
+        return JSONResponse({"ok": True, **got})
+
     def voices(request: Request) -> Response:
         with viewer.reader() as store:
             payload = voices_view.voices(store, viewer.out_dir)
@@ -393,6 +428,8 @@ def make_app(viewer: Viewer) -> ASGIApp:
             Route("/api/review", review, methods=["POST"]),
             Route("/api/delete", structural, methods=["POST"]),
             Route("/api/merge", structural, methods=["POST"]),
+            Route("/api/split", create, methods=["POST"]),
+            Route("/api/add", create, methods=["POST"]),
             Route("/api/voices", guarded(voices)),
             Route("/api/voices/merge", voice_decision, methods=["POST"]),
             Route("/api/voices/split", voice_decision, methods=["POST"]),

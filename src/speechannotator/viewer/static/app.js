@@ -957,6 +957,7 @@ async function showRecording(recId, q) {
       rec.audio_error ? el('p', { class: 'card', text: 'audio unavailable: ' + rec.audio_error }) : null,
       orphanedList(rec),
       deletedList(rec),
+      addForm(rec),
       el(
         'div',
         { class: 'card timeline' },
@@ -989,6 +990,10 @@ async function showRecording(recId, q) {
             ' next doubtful  ',
             el('kbd', { text: 'l' }),
             ' loop  ',
+            el('kbd', { text: 's' }),
+            ' split at playhead  ',
+            el('kbd', { text: 'a' }),
+            ' add segment  ',
             el('kbd', { text: 'm' }),
             el('kbd', { text: 'f' }),
             ' gender  ',
@@ -1139,7 +1144,9 @@ function orphanedList(rec) {
           'li',
           { 'data-id': d.id },
           el('b', { text: d.field }),
-          `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
+          d.field === 'segment'
+            ? `: ${d.note} ${d.new.start_time}–${d.new.end_time} ms, speaker ${d.new.speaker}: “${d.new.row.text}” `
+            : `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
           el('span', { class: 'dim', text: `made on ${d.key} (${where}) by ${d.who}, ${utc(d.at)} UTC (#${d.id})` }),
         );
       }),
@@ -1374,6 +1381,112 @@ function fieldCard(seg, field, trail) {
   );
 }
 
+// Split the selected segment at a time, or add one on an unlabelled stretch; both answer the
+// new segment's key, which the redraw selects.
+async function createSegment(path, body, message) {
+  try {
+    const got = await api(path, null, { rec: view.rec.rec, ...body });
+    const q = new URLSearchParams(view.q);
+    q.set('seg', got.key);
+    await showRecording(view.rec.rec, q); // the new segment selected, then told
+    toast(message(got));
+    return true;
+  } catch (e) {
+    toast(e.message, true);
+    return false;
+  }
+}
+
+// The split form: a time (the playhead where it is inside the segment, else the middle) and,
+// optionally, the text of each part; empty parts divide the transcript at the nearest word.
+function splitForm(seg) {
+  const t = Math.round((player.currentTime || 0) * 1000);
+  const inside = seg.start_time < t && t < seg.end_time;
+  const at = el('input', {
+    id: 'split-at',
+    type: 'text',
+    inputmode: 'numeric',
+    title: 'split time (ms)',
+    value: inside ? t : Math.round((seg.start_time + seg.end_time) / 2),
+  });
+  const first = el('input', { id: 'split-first', type: 'text', placeholder: 'first part’s text (optional)' });
+  const second = el('input', { id: 'split-second', type: 'text', placeholder: 'second part’s text (optional)' });
+  const go = async () => {
+    const body = { key: seg.key, at: at.value };
+    if (first.value.trim() || second.value.trim()) body.texts = [first.value, second.value];
+    const ok = await createSegment('split', body, (got) => `segment ${seg.index} split at ${at.value} ms: new ${got.key}`);
+    if (!ok && !body.texts) {
+      first.value = seg.text; // no word times: the reviewer divides the text
+      first.focus();
+    }
+  };
+  for (const box of [at, first, second])
+    box.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        go();
+      }
+    });
+  return el(
+    'div',
+    { class: 'row split' },
+    el('label', { text: 'split at (ms)' }),
+    at,
+    first,
+    second,
+    el('button', { id: 'split-seg', text: 'split', title: 'split here (s: at the playhead)', onclick: go }),
+  );
+}
+
+// The add form (a): a stretch, a speaker (or a new label) and what was said.
+function addForm(rec) {
+  const t = Math.round((player.currentTime || 0) * 1000);
+  const start = el('input', { id: 'add-start', type: 'text', inputmode: 'numeric', title: 'start (ms)', value: t });
+  const end = el('input', { id: 'add-end', type: 'text', inputmode: 'numeric', title: 'end (ms)', value: t + 1000 });
+  const speaker = el(
+    'select',
+    { id: 'add-speaker' },
+    rec.speakers.map((s) => el('option', { value: s.raw, text: `${s.speaker_id} · ${s.speaker_name}` })),
+    el('option', { value: '__new__', text: 'new speaker…' }),
+  );
+  const text = el('input', { id: 'add-text', type: 'text', placeholder: 'what is said' });
+  const go = () => {
+    let spk = speaker.value;
+    if (spk === '__new__') {
+      spk = (window.prompt('new speaker label (letters, digits, _ . -)') || '').trim();
+      if (!spk) return;
+    }
+    createSegment(
+      'add',
+      { start: start.value, end: end.value, speaker: spk, text: text.value },
+      (got) => `segment ${got.key} added`,
+    );
+  };
+  for (const box of [start, end, text])
+    box.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter') {
+        ev.preventDefault();
+        go();
+      }
+    });
+  return el(
+    'details',
+    { class: 'card addseg', id: 'add-form' },
+    el('summary', { text: 'add a segment (a)' }),
+    el(
+      'div',
+      { class: 'row' },
+      el('label', { text: 'from (ms)' }),
+      start,
+      el('label', { text: 'to' }),
+      end,
+      speaker,
+      text,
+      el('button', { id: 'add-seg', class: 'primary', text: 'add', onclick: go }),
+    ),
+  );
+}
+
 async function showPanel(seg) {
   const panel = view.panel;
   const token = (showPanel.n = (showPanel.n || 0) + 1);
@@ -1400,7 +1513,9 @@ async function showPanel(seg) {
               'li',
               {},
               el('b', { text: d.field }),
-              `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
+              d.field === 'segment' // the decision that made this segment
+                ? `: made (${d.note}) ${d.new.start_time}–${d.new.end_time} ms, speaker ${d.new.speaker} `
+                : `: ${JSON.stringify(d.old)} → ${JSON.stringify(d.new)} `,
               el('span', {
                 class: 'dim',
                 text: `by ${d.who}, ${utc(d.at)} UTC (#${d.id})`,
@@ -1466,6 +1581,7 @@ async function showPanel(seg) {
         editor(seg, 'start_time', seg.start_time, 'number'),
       ),
       el('div', { class: 'row' }, el('label', { text: 'end (ms)' }), editor(seg, 'end_time', seg.end_time, 'number')),
+      splitForm(seg),
     ),
     el(
       'section',
@@ -1518,6 +1634,25 @@ document.addEventListener('keydown', (ev) => {
   } else if (ev.key === 'l' && !ev.ctrlKey && !ev.metaKey) {
     const box = document.getElementById('loop');
     if (box) box.click();
+  } else if (ev.key === 's' && !ev.ctrlKey && !ev.metaKey) {
+    const seg = view.rec.segments[view.sel],
+      t = Math.round(player.currentTime * 1000),
+      at = document.getElementById('split-at');
+    if (!seg || !at) return;
+    if (!(seg.start_time < t && t < seg.end_time)) {
+      toast(`the playhead (${t} ms) is not inside segment ${seg.index}: play or click into it first`, true);
+      return;
+    }
+    at.value = t;
+    document.getElementById('split-seg').click();
+  } else if (ev.key === 'a' && !ev.ctrlKey && !ev.metaKey) {
+    ev.preventDefault();
+    const form = document.getElementById('add-form'),
+      t = Math.round(player.currentTime * 1000);
+    form.open = true;
+    document.getElementById('add-start').value = t;
+    document.getElementById('add-end').value = t + 1000;
+    document.getElementById('add-text').focus();
   }
 });
 
