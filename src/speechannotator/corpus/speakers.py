@@ -268,6 +268,15 @@ def next_voice_id(taken: set[str]) -> str:
     return f"voice_{n:03d}"
 
 
+def is_provisional(group: list[Centroid]) -> bool:
+    """A voice with under MIN_VOICE_S of speech behind it: too little evidence for an id that
+    lasts. Its id is the next free number each time the registry is written (after the
+    established voices), so a short stretch that forms a voice of its own before its real voice
+    is heard enough, and joins it later, leaves no gap that would number the files' voices
+    differently one at a time than in one run."""
+    return sum(c.seconds for c in group) < MIN_VOICE_S
+
+
 def _names(
     groups: list[list[Centroid]],
     previous: list[dict[str, Any]],
@@ -276,7 +285,8 @@ def _names(
     forced: list[str | None] | None = None,
 ) -> list[str]:
     """An id per group: ids given by human decisions (``forced``) first, then enrolled names, then
-    ids kept from the previous registry, then new numbers."""
+    ids kept from the previous registry's established voices, then new numbers: established
+    voices first, then provisional ones (``is_provisional``), each in the order of their first member."""
     names: list[str | None] = list(forced) if forced else [None] * len(groups)
     means = []
     for g in groups:
@@ -302,16 +312,18 @@ def _names(
         if sim >= threshold and names[i] is None and name not in used:
             names[i] = name
             used.add(name)
-    old = {m: r["id"] for r in previous for m in r.get("members", [])}
+    lasting = [r for r in previous if not r.get("provisional")]
+    old = {m: r["id"] for r in lasting for m in r.get("members", [])}
+    short = [is_provisional(g) for g in groups]
     for i, g in enumerate(groups):
-        if names[i] is None:
+        if names[i] is None and not short[i]:
             votes = Counter(old[c.member] for c in g if c.member in old and old[c.member] not in used)
             if votes:
                 best = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                 names[i] = best
                 used.add(best)
-    taken = {r["id"] for r in previous} | used
-    for i in range(len(groups)):
+    taken = {r["id"] for r in lasting} | used
+    for i in sorted(range(len(groups)), key=lambda i: short[i]):
         if names[i] is None:
             names[i] = next_voice_id(taken)
             taken.add(names[i])
@@ -390,6 +402,7 @@ def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold
     groups = [[by_member[m] for m in g.members] for g in fixed]
     enrolled = enrolled_voices(Path(enroll), encoder) if enroll else {}
     previous = read_registry(out)
+    forced = {g.forced for g in fixed if g.forced}
     names = _names(groups, previous, enrolled, threshold, [g.forced for g in fixed])
     was_enrolled = {r["id"] for r in previous if r.get("enrolled")}
     segs: dict[tuple[str, str], list] = defaultdict(list)
@@ -409,6 +422,7 @@ def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold
                 "id": name,
                 # enrolled now, or kept from an enrollment of an earlier run (a correction reruns without DIR)
                 "enrolled": name in enrolled or (not enroll and name in was_enrolled),
+                "provisional": is_provisional(g) and name not in enrolled and name not in forced,
                 "members": members,
                 "recordings": sorted({c.rec for c in g}),
                 "hours": round(hours, 6),
