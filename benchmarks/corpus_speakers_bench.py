@@ -12,8 +12,9 @@ noise). It is annotated with the local engine, then the corpus step joins the vo
 
 `--timeline` annotates on the reference timelines (the fixed-timeline setting: no diarization
 errors, the corpus step alone is measured); without it the full pipeline diarizes.
-`--one-at-a-time` also annotates the files one by one in reverse order into another OUT and
-compares the partition.
+`--one-at-a-time` also annotates the files one by one into another OUT, in the order of the
+one run (ids compared) or with `--reverse` in reverse order (the partition compared: ids then
+follow the order the voices arrived in).
 
     .venv/bin/python benchmarks/corpus_speakers_bench.py [--recordings 20] [--turns 3] [--timeline]
 """
@@ -90,6 +91,7 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=3)
     ap.add_argument("--timeline", action="store_true", help="annotate on the reference timelines")
     ap.add_argument("--one-at-a-time", action="store_true")
+    ap.add_argument("--reverse", action="store_true", help="join the files one at a time in reverse order")
     args = ap.parse_args()
     if not rv.available():
         sys.exit("real voices missing: run scripts/fetch_real_voices.sh")
@@ -107,7 +109,7 @@ def main() -> None:
         print(f"{len(inputs)} recordings ({hours * 60:.1f} min) of {m['voices']} real voices over 5 channels; {mode}")
         print(f"corpus ids {m['ids']} for {m['voices']} voices; purity {m['purity']:.1%}, coverage {m['coverage']:.1%}")
         if args.one_at_a_time:
-            for wav in sorted(inputs, reverse=True):
+            for wav in sorted(inputs, reverse=args.reverse):
                 annotate_corpus([wav], root / "one", cfg, timeline=tl)
             m2 = measure(root / "one", refs)
 
@@ -115,8 +117,11 @@ def main() -> None:
                 return {frozenset(k for k in mp if mp[k] == v) for v in mp.values()}
 
             same = parts(m["map"]) == parts(m2["map"])
+            order = (
+                "reverse order" if args.reverse else f"same order: same ids {'yes' if m['map'] == m2['map'] else 'NO'}"
+            )
             print(
-                f"one at a time, reverse order: same partition {'yes' if same else 'NO'}; "
+                f"one at a time, {order}; same partition {'yes' if same else 'NO'}; "
                 f"purity {m2['purity']:.1%}, coverage {m2['coverage']:.1%}"
             )
         print(json.dumps({k: v for k, v in m.items() if k != "map"}))

@@ -12,6 +12,12 @@ On the held-out half: the clustering the corpus step does at the measured and at
 threshold: voices counted, purity (recordings in a cluster whose majority voice is theirs) and
 coverage (recordings in their voice's largest cluster).
 
+Short evidence (corpus/speakers.py SHORT_JOIN_SIMILARITY): the first clip of each recording
+alone is a short speaker (those under MIN_VOICE_S). On the tuning half, its mean similarity to the other tuning
+recordings of its own voice against that to each other voice's; the threshold that best
+separates them. On the held-out half, each short one is clustered with the held-out recordings
+other than the one it was cut from: joined its voice, joined another, or left alone.
+
     .venv/bin/python benchmarks/speaker_threshold.py [--per-voice 8]
 """
 
@@ -29,7 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import real_voices as rv  # noqa: E402
 
-from speechannotator.corpus.speakers import SAME_VOICE_SIMILARITY, Centroid, cluster, speaker_centroids  # noqa: E402
+from speechannotator.corpus.speakers import (  # noqa: E402
+    MIN_VOICE_S,
+    SAME_VOICE_SIMILARITY,
+    SHORT_JOIN_SIMILARITY,
+    Centroid,
+    cluster,
+    similarities,
+    speaker_centroids,
+)
 from speechannotator.frontend.campplus import CamPlusEncoder  # noqa: E402
 
 CHANNELS = ("clean", "telephone", "room", "noise")
@@ -96,10 +110,12 @@ def main() -> None:
         sys.exit("real voices missing: run scripts/fetch_real_voices.sh")
     enc = CamPlusEncoder.load("cpu")
     recs = recordings(args.per_voice)
-    cents, voices, chans = [], [], []
+    cents, shorts, voices, chans = [], [], [], []
     for i, (voice, name, audio, records) in enumerate(recs):
-        vec, seconds = speaker_centroids(audio, records, enc)["spk_01"]
-        cents.append(Centroid(f"{voice}/{i:03d}", "spk_01", vec, seconds))
+        p = speaker_centroids(audio, records, enc)["spk_01"]
+        cents.append(Centroid(f"{voice}/{i:03d}", "spk_01", p.vector, p.seconds, p.narrow, p.telephone))
+        p = speaker_centroids(audio, records[:1], enc)["spk_01"]
+        shorts.append(Centroid(f"{voice}/{i:03d}s", "spk_01", p.vector, p.seconds, p.narrow, p.telephone))
         voices.append(voice)
         chans.append(name)
     idx = np.arange(len(recs))
@@ -107,12 +123,12 @@ def main() -> None:
     per = {v: [i for i in idx if voices[i] == v] for v in counts}
     tune = sorted(i for v in per for k, i in enumerate(per[v]) if k % 2 == 0)
     test = sorted(i for v in per for k, i in enumerate(per[v]) if k % 2 == 1)
-    x = np.stack([c.vector for c in cents])
+    sims = similarities(cents)
     same, diff, cross = [], [], []
     for a in tune:
         for b in tune:
             if a < b:
-                s = float(x[a] @ x[b])
+                s = float(sims[a, b])
                 (same if voices[a] == voices[b] else diff).append(s)
                 if voices[a] == voices[b] and chans[a] != chans[b]:
                     cross.append(s)
@@ -133,6 +149,46 @@ def main() -> None:
         print(
             f"held out, {name} {thr:.3f}: {n} clusters for {len({voices[i] for i in test})} voices, "
             f"purity {purity:.1%}, coverage {coverage:.1%}"
+        )
+    short_evidence(cents, shorts, voices, tune, test)
+
+
+def short_evidence(cents, shorts, voices, tune, test) -> None:
+    own, other = [], []
+    short_tune = [i for i in tune if shorts[i].seconds < MIN_VOICE_S]
+    short_test = [i for i in test if shorts[i].seconds < MIN_VOICE_S]
+    for i in short_tune:
+        rest = [j for j in tune if j != i]
+        sim = similarities([shorts[i]] + [cents[j] for j in rest])[0, 1:]
+        for v in sorted({voices[j] for j in rest}):
+            mean = float(np.mean([s for s, j in zip(sim, rest, strict=True) if voices[j] == v]))
+            (own if v == voices[i] else other).append(mean)
+    own, other = np.array(own), np.array(other)
+    t, j = best_threshold(own, other)
+    secs = [shorts[i].seconds for i in short_tune + short_test]
+    print(
+        f"short speakers ({min(secs):.1f}-{max(secs):.1f} s, one clip), tuning: mean similarity to their own voice "
+        f"min {own.min():.3f}, median {np.median(own):.3f}; to other voices max {other.max():.3f}, "
+        f"median {np.median(other):.3f}"
+    )
+    print(f"best join threshold {t:.3f} (TPR - FPR = {j:.3f}); shipped SHORT_JOIN_SIMILARITY = {SHORT_JOIN_SIMILARITY}")
+    for name, thr in (("measured", t), ("shipped", SHORT_JOIN_SIMILARITY)):
+        got: Counter[str] = Counter()
+        for i in short_test:
+            rest = [j for j in test if j != i]
+            labels = cluster([cents[j] for j in rest] + [shorts[i]], join=thr)
+            mine = Counter(la for la, j in zip(labels, rest, strict=False) if voices[j] == voices[i])
+            if not mine:  # its voice has no other held-out recording: alone is right
+                got["alone, voice absent" if labels[-1] not in labels[:-1] else "joined another"] += 1
+            elif labels[-1] in mine and mine[labels[-1]] == max(mine.values()):
+                got["joined its voice"] += 1
+            elif any(la == labels[-1] for la in labels[:-1]):
+                got["joined another"] += 1
+            else:
+                got["left alone"] += 1
+        print(
+            f"held out, {name} {thr:.3f}: {len(short_test)} short speakers: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(got.items()))
         )
 
 

@@ -42,7 +42,7 @@ def test_clusters_do_not_depend_on_input_order_and_ids_survive_a_rerun():
     previous = [{"id": "voice_001", "members": ["r1:spk_01"]}, {"id": "voice_002", "members": ["r2:spk_01"]}]
     assert _names(groups[::-1], previous, {}, 0.5) == ["voice_002", "voice_001"]
     # An enrolled voice names the cluster nearest it.
-    assert _names(groups, previous, {"ada": _unit(b)}, 0.5) == ["voice_001", "ada"]
+    assert _names(groups, previous, {"ada": Centroid("", "ada", _unit(b), 1.0)}, 0.5) == ["voice_001", "ada"]
 
 
 VOICES = {"allison": 3, "nl_m": 2, "nl_f": 2}  # recordings per voice; one allison over the telephone
@@ -174,9 +174,60 @@ def test_voice_decisions_replay_over_a_new_clustering():
         (["c:s1"], "voice_004"),
     ]
     assert replay(fresh, []) == fresh
-    a, b = (Centroid(r, "s1", _unit(np.eye(4)[i]), 1.0) for i, r in enumerate("ab"))
+    a, b = (Centroid(r, "s1", _unit(np.eye(4)[i]), 8.0) for i, r in enumerate("ab"))  # established voices
     previous = [{"id": "voice_001", "members": ["a:s1", "b:s1"]}]
     assert _names([[a], [b]], previous, {}, 0.5, [None, "voice_009"]) == ["voice_001", "voice_009"]
     # The human id wins over the previous registry's vote, and the other group keeps the old id.
     assert _names([[a], [b]], previous, {}, 0.5, ["voice_009", None]) == ["voice_009", "voice_001"]
     assert _names([[a], [b]], previous, {}, 0.5, ["voice_001", None]) == ["voice_001", "voice_002"]
+
+
+def test_speakers_are_compared_in_the_band_both_carry():
+    from speechannotator.corpus.speakers import similarities
+
+    wide, narrow = np.eye(3)[:2]
+    studio = Centroid("a", "s1", _unit(wide), 6.0, _unit(narrow + 0.1 * wide), False)
+    call = Centroid("b", "s1", _unit(wide + narrow), 6.0, _unit(narrow), True)
+    call2 = Centroid("c", "s1", _unit(wide + narrow), 6.0, _unit(wide), True)
+    sim = similarities([studio, call, call2])
+    assert sim[0, 1] == pytest.approx(float(studio.narrow @ call.narrow))  # one call: the telephone band
+    assert sim[1, 2] == pytest.approx(1.0)  # two calls: as recorded (the same band already)
+    assert sim[0, 2] == pytest.approx(float(studio.narrow @ call2.narrow))
+
+
+def test_short_speakers_join_the_nearest_voice_on_its_own_threshold():
+    a, b, c = np.eye(3)
+    longs = [
+        Centroid("r1", "s1", _unit(a), 8.0),
+        Centroid("r2", "s1", _unit(a + 0.1 * c), 8.0),
+        Centroid("r3", "s1", _unit(b), 8.0),
+    ]
+    near_a = Centroid("r4", "s1", _unit(a + 0.5 * c), 2.0)
+    between = Centroid("r5", "s1", _unit(a + 1.2 * b), 2.0)  # near both: joins b, merges nothing
+    lost = Centroid("r6", "s1", _unit(c), 2.0)
+    labels = cluster(longs + [near_a, between, lost], threshold=0.6, join=0.6)
+    assert labels == [0, 0, 1, 0, 1, 2]
+    # Under the join threshold a short one stays alone, where linkage at `threshold` would join it.
+    assert cluster(longs + [between], threshold=0.5, join=0.99) == [0, 0, 1, 2]
+    assert cluster([near_a, lost]) == [0, 1]  # no long speaker: the short ones cluster as usual
+
+
+def test_a_provisional_voice_absorbed_later_leaves_no_gap_in_the_ids():
+    """A 2 s stretch (r2) formed a voice before its own voice was heard enough and joins it now:
+    joined one at a time, the files get the ids one run gives them."""
+    a, b, c = np.eye(3)
+    groups = [
+        [Centroid("r1", "s1", _unit(a), 8.0), Centroid("r2", "s1", _unit(a), 2.0)],
+        [Centroid("r3", "s1", _unit(b), 2.0)],  # provisional: under MIN_VOICE_S
+        [Centroid("r4", "s1", _unit(c), 8.0)],
+    ]
+    previous = [
+        {"id": "voice_001", "members": ["r1:s1"], "provisional": False},
+        {"id": "voice_002", "members": ["r2:s1"], "provisional": True},
+        {"id": "voice_003", "members": ["r3:s1"], "provisional": True},
+    ]
+    one_run = _names(groups, [], {}, 0.5)
+    assert one_run == ["voice_001", "voice_003", "voice_002"]  # established voices numbered first
+    assert _names(groups, previous, {}, 0.5) == one_run
+    # An established voice keeps its id whatever arrives.
+    assert _names(groups[::-1], previous, {}, 0.5) == ["voice_002", "voice_003", "voice_001"]

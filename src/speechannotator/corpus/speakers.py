@@ -2,7 +2,12 @@
 
 A corpus step after the per-recording stage (either engine). Each recording's speakers get a
 centroid: the duration-weighted mean of CAM++ embeddings (frontend/campplus.py) of their longest
-segments. Centroids are cached in OUT/speaker_centroids.jsonl, keyed by a hash of the recording's
+segments, twice: as recorded, and through the telephone band (300-3400 Hz). Two speakers are
+compared in the band both carry: when one came through an 8 kHz channel (its effective
+bandwidth, priors/channel.py) and the other did not, by their telephone-band centroids, else by
+the ones as recorded (a voice heard over the telephone and in the studio otherwise looks like
+two voices: the embedding reads the missing band as voice). Centroids are cached in
+OUT/speaker_centroids.jsonl, keyed by a hash of the recording's
 output, so a new recording costs its own embeddings only. The voices are then the clusters of all
 centroids under average linkage at SAME_VOICE_SIMILARITY (cosine), computed over centroids sorted
 by (recording, speaker): the partition does not depend on the order recordings finished in, nor
@@ -32,67 +37,146 @@ import numpy as np
 from ..audio import AUDIO_EXTENSIONS, load_audio
 from ..export.corpus_view import corpus_view
 from ..locks import LOCK_DIR
+from ..priors.channel import TELEPHONE_MAX_HZ, effective_bandwidth_hz
 from .item import load_item_audio
 from .voice_decisions import Group, read_voice_decisions, replay
 from .voice_registry import SPEAKERS_FILE, _read_jsonl, read_registry
 
-# Cosine similarity of two recordings' speaker centroids above which they are one voice. Measured
-# on the real-voice set (benchmarks/speaker_threshold.py: 7 voices, 6-8 s recordings through clean,
-# telephone, room and noise channels, tuning half): see docs/scale.md.
-SAME_VOICE_SIMILARITY = 0.52
+# Cosine similarity of two recordings' speaker centroids (compared in their common band) above
+# which they are one voice. Measured on the real-voice set (benchmarks/speaker_threshold.py:
+# 7 voices, 6-8 s recordings through clean, telephone, room and noise channels, tuning half):
+# see docs/scale.md.
+SAME_VOICE_SIMILARITY = 0.61
+# A speaker with less speech than this founds no voice of its own while longer ones are there:
+# SAME_VOICE_SIMILARITY was measured on 6-8 s centroids, and a 2 s one scatters more. It joins
+# the voice it is most similar to on average when that reaches SHORT_JOIN_SIMILARITY (measured
+# the same way on single clips cut from those recordings), else the short ones cluster apart.
+MIN_VOICE_S = 5.0
+SHORT_JOIN_SIMILARITY = 0.54
+TELEPHONE_BAND_HZ = (300.0, 3400.0)  # what a narrowband call carries (ITU-T G.712)
 MIN_SEGMENT_S = 0.5  # shorter segments carry little identity
 MAX_SEGMENTS = 24  # the longest segments of a speaker embedded per recording
 CENTROIDS_FILE = "speaker_centroids.jsonl"
-CACHE_VERSION = "campplus-1"
+CACHE_VERSION = "campplus-2"
 
 
 @dataclass(frozen=True)
 class Centroid:
     rec: str
     speaker: str  # the per-recording speaker_id
-    vector: np.ndarray
+    vector: np.ndarray  # unit centroid of the audio as recorded
     seconds: float  # speech behind the centroid
+    narrow: np.ndarray | None = None  # unit centroid through the telephone band (None: same as vector)
+    telephone: bool = False  # came through an 8 kHz channel
 
     @property
     def member(self) -> str:
         return f"{self.rec}:{self.speaker}"
 
 
-def speaker_centroids(
-    audio16k: np.ndarray, records: list[dict[str, Any]], encoder
-) -> dict[str, tuple[np.ndarray, float]]:
-    """speaker_id -> (unit centroid, seconds) from a recording's output records."""
+def telephone_band(audio16k: np.ndarray) -> np.ndarray:
+    """The audio through the telephone band (zero-phase, so segment times stay put)."""
+    from scipy.signal import butter, sosfiltfilt
+
+    sos = butter(8, TELEPHONE_BAND_HZ, btype="bandpass", fs=16000, output="sos")
+    return sosfiltfilt(sos, np.asarray(audio16k, np.float64)).astype(np.float32)
+
+
+def _unit_mean(vecs: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    c = (vecs * weights[:, None]).sum(axis=0)
+    return c / max(np.linalg.norm(c), 1e-9)
+
+
+def is_telephone(audio16k: np.ndarray) -> bool:
+    """Came through an 8 kHz channel: nothing of the speech above TELEPHONE_MAX_HZ."""
+    bw = effective_bandwidth_hz(audio16k)
+    return bw is not None and bw <= TELEPHONE_MAX_HZ
+
+
+@dataclass(frozen=True)
+class SpeakerPrint:
+    vector: np.ndarray  # unit centroid as recorded
+    narrow: np.ndarray  # unit centroid through the telephone band
+    seconds: float
+    telephone: bool
+
+
+def speaker_centroids(audio16k: np.ndarray, records: list[dict[str, Any]], encoder) -> dict[str, SpeakerPrint]:
+    """speaker_id -> its centroids from a recording's output records."""
     spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in records:
         a, b = r["start_time"] / 1000.0, r["end_time"] / 1000.0
         spans[str(r["speaker_id"])].append((a, b))
+    band = telephone_band(audio16k) if spans else audio16k
     out = {}
     for spk in sorted(spans):
         segs = sorted(spans[spk], key=lambda s: (-(s[1] - s[0]), s[0]))
         long = [s for s in segs if s[1] - s[0] >= MIN_SEGMENT_S][:MAX_SEGMENTS] or segs[:1]
-        vecs = encoder.embed(audio16k, long)
         weights = np.array([b - a for a, b in long], dtype=np.float64)
-        c = (vecs * weights[:, None]).sum(axis=0)
-        out[spk] = (c / max(np.linalg.norm(c), 1e-9), float(weights.sum()))
+        own = np.concatenate([audio16k[int(a * 16000) : int(b * 16000)] for a, b in sorted(long)])
+        out[spk] = SpeakerPrint(
+            _unit_mean(encoder.embed(audio16k, long), weights),
+            _unit_mean(encoder.embed(band, long), weights),
+            float(weights.sum()),
+            is_telephone(own),
+        )
     return out
 
 
-def cluster(centroids: list[Centroid], threshold: float = SAME_VOICE_SIMILARITY) -> list[int]:
-    """Cluster labels (0..k-1, numbered by first member) of centroids sorted by member."""
-    n = len(centroids)
-    if n == 0:
-        return []
-    if n == 1:
-        return [0]
+def similarities(centroids: list[Centroid]) -> np.ndarray:
+    """Cosine similarities of centroids, each pair in the band both carry."""
+    wide = np.stack([c.vector for c in centroids]).astype(np.float64)
+    narrow = np.stack([c.vector if c.narrow is None else c.narrow for c in centroids]).astype(np.float64)
+    tel = np.array([c.telephone for c in centroids])
+    # one over the telephone, one not: both through the telephone band; else both as recorded
+    sim = np.where(tel[:, None] != tel[None, :], narrow @ narrow.T, wide @ wide.T)
+    return np.clip(sim, -1.0, 1.0)
+
+
+def _average_linkage(sim: np.ndarray, threshold: float) -> list[int]:
+    if len(sim) < 2:
+        return [0] * len(sim)
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
-    x = np.stack([c.vector for c in centroids]).astype(np.float64)
-    sim = np.clip(x @ x.T, -1.0, 1.0)
     dist = squareform(1.0 - sim, checks=False)
-    labels = fcluster(linkage(dist, method="average"), t=1.0 - threshold, criterion="distance")
+    return [int(x) for x in fcluster(linkage(dist, method="average"), t=1.0 - threshold, criterion="distance")]
+
+
+def cluster(
+    centroids: list[Centroid],
+    threshold: float = SAME_VOICE_SIMILARITY,
+    join: float = SHORT_JOIN_SIMILARITY,
+    min_voice_s: float = MIN_VOICE_S,
+) -> list[int]:
+    """Cluster labels (0..k-1, numbered by first member) of centroids sorted by member: the
+    speakers with min_voice_s of speech or more by average linkage at ``threshold``; each shorter
+    one joins the voice of highest mean similarity when that reaches ``join``; the rest cluster
+    among themselves at ``threshold``."""
+    n = len(centroids)
+    if n == 0:
+        return []
+    sim = similarities(centroids)
+    long = [i for i, c in enumerate(centroids) if c.seconds >= min_voice_s]
+    if not long:
+        long = list(range(n))
+    labels = [-1] * n
+    for i, label in zip(long, _average_linkage(sim[np.ix_(long, long)], threshold), strict=True):
+        labels[i] = label
+    voices = sorted(set(labels) - {-1})
+    rest = []
+    for i in range(n):
+        if labels[i] == -1:
+            score, best = max((float(sim[i, [j for j in long if labels[j] == v]].mean()), -v) for v in voices)
+            if score >= join:
+                labels[i] = -best
+            else:
+                rest.append(i)
+    top = max(voices) + 1
+    for i, label in zip(rest, _average_linkage(sim[np.ix_(rest, rest)], threshold), strict=True):
+        labels[i] = top + label
     order: dict[int, int] = {}
-    return [order.setdefault(int(label), len(order)) for label in labels]
+    return [order.setdefault(label, len(order)) for label in labels]
 
 
 def _output_hash(path: Path) -> str:
@@ -107,8 +191,8 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     os.replace(tmp, path)
 
 
-def enrolled_voices(folder: Path, encoder) -> dict[str, np.ndarray]:
-    """name -> unit centroid of the named example clips (DIR/<name>.wav or DIR/<name>/*.wav)."""
+def enrolled_voices(folder: Path, encoder) -> dict[str, Centroid]:
+    """name -> centroids of the named example clips (DIR/<name>.wav or DIR/<name>/*.wav)."""
     clips: dict[str, list[Path]] = defaultdict(list)
     for p in sorted(folder.iterdir()):
         if p.is_dir():
@@ -117,13 +201,17 @@ def enrolled_voices(folder: Path, encoder) -> dict[str, np.ndarray]:
             clips[p.stem].append(p)
     out = {}
     for name, paths in sorted(clips.items()):
-        vecs, weights = [], []
+        vecs, narrow, weights, tel = [], [], [], False
         for p in paths:
             audio = load_audio(p)
             vecs.append(encoder.embed(audio.samples, [(0.0, audio.duration)])[0])
+            narrow.append(encoder.embed(telephone_band(audio.samples), [(0.0, audio.duration)])[0])
             weights.append(audio.duration)
-        c = (np.array(vecs) * np.array(weights)[:, None]).sum(axis=0)
-        out[name] = c / max(np.linalg.norm(c), 1e-9)
+            tel = tel or is_telephone(audio.samples)
+        w = np.array(weights)
+        out[name] = Centroid(
+            "", name, _unit_mean(np.array(vecs), w), float(w.sum()), _unit_mean(np.array(narrow), w), tel
+        )
     return out
 
 
@@ -138,14 +226,31 @@ def _centroids(out: Path, view, encoder) -> list[Centroid]:
         speakers = sorted({str(r["speaker_id"]) for r in records})
         cached = [cache.get((rec.id, s)) for s in speakers]
         if speakers and all(c is not None and c["output"] == digest for c in cached):
-            found = {c["speaker"]: (np.array(c["vector"], np.float32), c["seconds"]) for c in cached}
+            found = {
+                c["speaker"]: SpeakerPrint(
+                    np.array(c["vector"]), np.array(c["narrow"]), c["seconds"], bool(c["telephone"])
+                )
+                for c in cached
+            }
         else:
             found = speaker_centroids(load_item_audio(rec.item).samples, records, encoder) if records else {}
-        for spk, (vec, seconds) in sorted(found.items()):
-            vec = np.round(vec.astype(np.float64), 6)  # the cache's precision, so cached and fresh runs agree
-            result.append(Centroid(rec.id, spk, vec / np.linalg.norm(vec), seconds))
+        for spk, p in sorted(found.items()):
+            # the cache's precision, so cached and fresh runs agree
+            vec, narrow = (np.round(np.asarray(v, np.float64), 6) for v in (p.vector, p.narrow))
+            seconds = round(p.seconds, 3)
+            result.append(
+                Centroid(rec.id, spk, vec / np.linalg.norm(vec), seconds, narrow / np.linalg.norm(narrow), p.telephone)
+            )
             rows.append(
-                {"rec": rec.id, "speaker": spk, "output": digest, "seconds": round(seconds, 3), "vector": vec.tolist()}
+                {
+                    "rec": rec.id,
+                    "speaker": spk,
+                    "output": digest,
+                    "seconds": seconds,
+                    "telephone": p.telephone,
+                    "vector": vec.tolist(),
+                    "narrow": narrow.tolist(),
+                }
             )
     _write_jsonl(out / CENTROIDS_FILE, sorted(rows, key=lambda r: (r["rec"], r["speaker"])))
     return sorted(result, key=lambda c: (c.rec, c.speaker))
@@ -159,23 +264,43 @@ def next_voice_id(taken: set[str]) -> str:
     return f"voice_{n:03d}"
 
 
+def is_provisional(group: list[Centroid]) -> bool:
+    """A voice with under MIN_VOICE_S of speech behind it: too little evidence for an id that
+    lasts. Its id is the next free number each time the registry is written (after the
+    established voices), so a short stretch that forms a voice of its own before its real voice
+    is heard enough, and joins it later, leaves no gap that would number the files' voices
+    differently one at a time than in one run."""
+    return sum(c.seconds for c in group) < MIN_VOICE_S
+
+
 def _names(
     groups: list[list[Centroid]],
     previous: list[dict[str, Any]],
-    enrolled: dict[str, np.ndarray],
+    enrolled: dict[str, Centroid],
     threshold: float,
     forced: list[str | None] | None = None,
 ) -> list[str]:
     """An id per group: ids given by human decisions (``forced``) first, then enrolled names, then
-    ids kept from the previous registry, then new numbers."""
+    ids kept from the previous registry's established voices, then new numbers: established
+    voices first, then provisional ones (``is_provisional``), each in the order of their first member."""
     names: list[str | None] = list(forced) if forced else [None] * len(groups)
     means = []
     for g in groups:
         w = np.array([c.seconds for c in g])
-        m = (np.stack([c.vector for c in g]) * w[:, None]).sum(axis=0)
-        means.append(m / max(np.linalg.norm(m), 1e-9))
+        means.append(
+            Centroid(
+                "",
+                "",
+                _unit_mean(np.stack([c.vector for c in g]), w),
+                float(w.sum()),
+                _unit_mean(np.stack([c.vector if c.narrow is None else c.narrow for c in g]), w),
+                any(c.telephone for c in g),
+            )
+        )
+    names_in = sorted(enrolled)
+    sim = similarities([enrolled[n] for n in names_in] + means) if enrolled and groups else np.zeros((0, 0))
     pairs = sorted(
-        ((float(means[i] @ v), name, i) for name, v in enrolled.items() for i in range(len(groups))),
+        ((float(sim[k, len(names_in) + i]), name, i) for k, name in enumerate(names_in) for i in range(len(groups))),
         key=lambda t: (-t[0], t[1], t[2]),
     )
     used: set[str] = {n for n in names if n}
@@ -183,16 +308,18 @@ def _names(
         if sim >= threshold and names[i] is None and name not in used:
             names[i] = name
             used.add(name)
-    old = {m: r["id"] for r in previous for m in r.get("members", [])}
+    lasting = [r for r in previous if not r.get("provisional")]
+    old = {m: r["id"] for r in lasting for m in r.get("members", [])}
+    short = [is_provisional(g) for g in groups]
     for i, g in enumerate(groups):
-        if names[i] is None:
+        if names[i] is None and not short[i]:
             votes = Counter(old[c.member] for c in g if c.member in old and old[c.member] not in used)
             if votes:
                 best = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                 names[i] = best
                 used.add(best)
-    taken = {r["id"] for r in previous} | used
-    for i in range(len(groups)):
+    taken = {r["id"] for r in lasting} | used
+    for i in sorted(range(len(groups)), key=lambda i: short[i]):
         if names[i] is None:
             names[i] = next_voice_id(taken)
             taken.add(names[i])
@@ -268,6 +395,7 @@ def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold
     groups = [[by_member[m] for m in g.members] for g in fixed]
     enrolled = enrolled_voices(Path(enroll), encoder) if enroll else {}
     previous = read_registry(out)
+    forced = {g.forced for g in fixed if g.forced}
     names = _names(groups, previous, enrolled, threshold, [g.forced for g in fixed])
     was_enrolled = {r["id"] for r in previous if r.get("enrolled")}
     segs: dict[tuple[str, str], list] = defaultdict(list)
@@ -287,6 +415,7 @@ def _build_registry(out_dir: str | Path, enroll: str | Path | None, *, threshold
                 "id": name,
                 # enrolled now, or kept from an enrollment of an earlier run (a correction reruns without DIR)
                 "enrolled": name in enrolled or (not enroll and name in was_enrolled),
+                "provisional": is_provisional(g) and name not in enrolled and name not in forced,
                 "members": members,
                 "recordings": sorted({c.rec for c in g}),
                 "hours": round(hours, 6),
