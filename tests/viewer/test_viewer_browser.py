@@ -576,7 +576,8 @@ def test_voices_listen_merge_and_split_on_the_page(annotated, page, tmp_path):
         assert src.startswith("/api/audio?") and "rec=dialogue" in src
         rep = voices[1]["representative"]
         t = page.evaluate("() => document.getElementById('player').currentTime")
-        assert rep["start"] - 0.05 <= t <= rep["end"] + 0.3
+        # The page stops at the clip's end on a timeupdate; on a loaded machine that event comes late.
+        assert rep["start"] - 0.05 <= t <= rep["end"] + 1.0
         # Merge the second voice into the first: one voice holds both speakers.
         page.select_option(f"#voices tr[data-voice='{absorb}'] select.merge-into", keep)
         page.click(f"#voices tr[data-voice='{absorb}'] button.merge")
