@@ -132,6 +132,8 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     from scipy.cluster.hierarchy import fcluster, linkage
 
     x = w.vectors.astype(np.float64)
+    # Unit vectors: linkage is on cosine anyway; centroids are then means of directions.
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     train = np.flatnonzero(w.seconds >= cfg.min_embed_s)
     if len(train) < 2:
         train = np.arange(len(x))
@@ -145,6 +147,8 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
         labels = fcluster(z, t=min(cfg.num_speakers, len(train)), criterion="maxclust") - 1
     else:
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
+        if cfg.merge_similarity is not None:
+            labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
     k = labels.max() + 1
     # Seconds of the recording each cluster's windows cover (windows overlap, and chunks overlap:
     # the union, not the sum).
@@ -165,6 +169,29 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     sim = cent @ cent.T
     closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
     return label, cent, closest
+
+
+def _merge_close(x: np.ndarray, labels: np.ndarray, bound: float, floor: int) -> np.ndarray:
+    """Join the two clusters whose mean directions are closest while their cosine is at least
+    `bound` (and more than `floor` clusters remain); labels renumbered 0..k-1.
+
+    The linkage stop is absolute: the mean similarity of window pairs. A voice through a room or
+    under noise has widely spread windows, so its pairs stay below the stop and it falls apart.
+    The cosine of two clusters' mean directions is that pair similarity divided by the square
+    root of both clusters' own mean pair similarities: a test relative to each cluster's spread,
+    which joins the parts of a spread-out voice and keeps tight different voices apart."""
+    labels = np.unique(labels, return_inverse=True)[1]
+    while labels.max() + 1 > max(floor, 1):
+        k = labels.max() + 1
+        cent = np.stack([x[labels == j].mean(axis=0) for j in range(k)])
+        cent /= np.maximum(np.linalg.norm(cent, axis=1, keepdims=True), 1e-12)
+        sim = cent @ cent.T
+        np.fill_diagonal(sim, -2.0)
+        i, j = np.unravel_index(int(np.argmax(sim)), sim.shape)
+        if sim[i, j] < bound:
+            break
+        labels = np.unique(np.where(labels == max(i, j), min(i, j), labels), return_inverse=True)[1]
+    return labels
 
 
 def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
