@@ -181,17 +181,28 @@ def _merge_close(x: np.ndarray, labels: np.ndarray, bound: float, floor: int) ->
     root of both clusters' own mean pair similarities: a test relative to each cluster's spread,
     which joins the parts of a spread-out voice and keeps tight different voices apart."""
     labels = np.unique(labels, return_inverse=True)[1]
-    while labels.max() + 1 > max(floor, 1):
-        k = labels.max() + 1
-        cent = np.stack([x[labels == j].mean(axis=0) for j in range(k)])
-        cent /= np.maximum(np.linalg.norm(cent, axis=1, keepdims=True), 1e-12)
-        sim = cent @ cent.T
-        np.fill_diagonal(sim, -2.0)
+    k = int(labels.max()) + 1
+    sums = np.zeros((k, x.shape[1]))
+    np.add.at(sums, labels, x)
+    unit = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    sim = unit @ unit.T
+    np.fill_diagonal(sim, -np.inf)
+    alive = np.ones(k, bool)
+    parent = np.arange(k)
+    while alive.sum() > max(floor, 1):
         i, j = np.unravel_index(int(np.argmax(sim)), sim.shape)
         if sim[i, j] < bound:
             break
-        labels = np.unique(np.where(labels == max(i, j), min(i, j), labels), return_inverse=True)[1]
-    return labels
+        i, j = min(i, j), max(i, j)
+        sums[i] += sums[j]
+        parent[parent == j] = i
+        alive[j] = False
+        sim[j, :] = sim[:, j] = -np.inf
+        u = sums[i] / max(float(np.linalg.norm(sums[i])), 1e-12)
+        row = np.where(alive, (sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)) @ u, -np.inf)
+        row[i] = -np.inf
+        sim[i, :] = sim[:, i] = row
+    return np.unique(parent[labels], return_inverse=True)[1]
 
 
 def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
