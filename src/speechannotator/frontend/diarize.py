@@ -8,9 +8,11 @@ The structure of pyannote 3.x, on models that ship in a wheel:
 2. Each local speaker of each chunk is embedded with CAM++ (frontend/campplus.py) over the
    frames where it speaks alone (all its frames when it never does).
 3. Those embeddings are clustered over the whole recording (average linkage, cosine
-   similarity `threshold`); clusters with under `min_cluster_s` of speech join their nearest
-   large one. In each chunk its local speakers take distinct clusters (Hungarian assignment),
-   so two voices heard together are never one speaker.
+   similarity `threshold`), then clusters whose mean directions have cosine
+   `merge_similarity` or more are joined (`_merge_close`); clusters with under
+   `min_cluster_s` of speech join their nearest large one. (No cannot-link between the local
+   speakers of one chunk: blocking such joins changed nothing on the AMI tuning clips or the
+   spliced development set.)
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded; the most active speakers fill that count.
 
