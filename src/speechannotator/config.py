@@ -49,14 +49,8 @@ class DiarizationConfig(_Section):
     hop_s: float = 0.75
     max_points: int = Field(default=2000, ge=50)  # windows clustered directly, the rest by centroid
     speech_threshold: float = 0.3  # a frame is speech when P(anyone talks) exceeds this
-    # Average-linkage stop: mean cosine similarity between two groups' CAM++ windows. Set finer
-    # than one voice needs and followed by merge_similarity: clusters whose mean directions have
-    # at least this cosine are one voice (a test relative to each cluster's spread,
-    # frontend/diarize.py `_merge_close`; None: linkage alone). Chosen on the AMI tuning clips
-    # and the spliced development set together (docs/timeline.md): any stop from 0.5 to 0.6
-    # scores the same there, 0.55 is its middle.
-    threshold: float = 0.55
-    merge_similarity: float | None = 0.55
+    # Average-linkage stop: cosine similarity between groups of CAM++ local-speaker embeddings.
+    threshold: float = 0.35
     min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
     min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed

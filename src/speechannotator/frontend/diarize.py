@@ -8,11 +8,9 @@ The structure of pyannote 3.x, on models that ship in a wheel:
 2. Each local speaker of each chunk is embedded with CAM++ (frontend/campplus.py) over the
    frames where it speaks alone (all its frames when it never does).
 3. Those embeddings are clustered over the whole recording (average linkage, cosine
-   similarity `threshold`), then clusters whose mean directions have cosine
-   `merge_similarity` or more are joined (`_merge_close`); clusters with under
-   `min_cluster_s` of speech join their nearest large one. (No cannot-link between the local
-   speakers of one chunk: blocking such joins changed nothing on the AMI tuning clips or the
-   spliced development set.)
+   similarity `threshold`); clusters with under `min_cluster_s` of speech join their nearest
+   large one. In each chunk its local speakers take distinct clusters (Hungarian assignment),
+   so two voices heard together are never one speaker.
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded; the most active speakers fill that count.
 
@@ -134,8 +132,6 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     from scipy.cluster.hierarchy import fcluster, linkage
 
     x = w.vectors.astype(np.float64)
-    # Unit vectors: linkage is on cosine anyway; centroids are then means of directions.
-    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     train = np.flatnonzero(w.seconds >= cfg.min_embed_s)
     if len(train) < 2:
         train = np.arange(len(x))
@@ -149,8 +145,6 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
         labels = fcluster(z, t=min(cfg.num_speakers, len(train)), criterion="maxclust") - 1
     else:
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
-        if cfg.merge_similarity is not None:
-            labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
     k = labels.max() + 1
     # Seconds of the recording each cluster's windows cover (windows overlap, and chunks overlap:
     # the union, not the sum).
@@ -171,40 +165,6 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     sim = cent @ cent.T
     closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
     return label, cent, closest
-
-
-def _merge_close(x: np.ndarray, labels: np.ndarray, bound: float, floor: int) -> np.ndarray:
-    """Join the two clusters whose mean directions are closest while their cosine is at least
-    `bound` (and more than `floor` clusters remain); labels renumbered 0..k-1.
-
-    The linkage stop is absolute: the mean similarity of window pairs. A voice through a room or
-    under noise has widely spread windows, so its pairs stay below the stop and it falls apart.
-    The cosine of two clusters' mean directions is that pair similarity divided by the square
-    root of both clusters' own mean pair similarities: a test relative to each cluster's spread,
-    which joins the parts of a spread-out voice and keeps tight different voices apart."""
-    labels = np.unique(labels, return_inverse=True)[1]
-    k = int(labels.max()) + 1
-    sums = np.zeros((k, x.shape[1]))
-    np.add.at(sums, labels, x)
-    unit = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    sim = unit @ unit.T
-    np.fill_diagonal(sim, -np.inf)
-    alive = np.ones(k, bool)
-    parent = np.arange(k)
-    while alive.sum() > max(floor, 1):
-        i, j = np.unravel_index(int(np.argmax(sim)), sim.shape)
-        if sim[i, j] < bound:
-            break
-        i, j = min(i, j), max(i, j)
-        sums[i] += sums[j]
-        parent[parent == j] = i
-        alive[j] = False
-        sim[j, :] = sim[:, j] = -np.inf
-        u = sums[i] / max(float(np.linalg.norm(sums[i])), 1e-12)
-        row = np.where(alive, (sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)) @ u, -np.inf)
-        row[i] = -np.inf
-        sim[i, :] = sim[:, i] = row
-    return np.unique(parent[labels], return_inverse=True)[1]
 
 
 def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
