@@ -125,15 +125,21 @@ def mark_reviewed(state_path: Path, out_dir: Path, rec: str, key: str, reviewed:
     """Mark segment ``key`` as checked (or not) by ``who``; returns whether a mark was added
     (a mark equal to the one in force adds nothing). The output JSON does not change."""
     with _writable(state_path, out_dir, rec) as (store, _):
-        segs = {s.key: s for s in review_segments(store, rec)}
-        if key not in segs:
-            raise NotFound(f"no segment {key!r} in {rec!r}")
-        d = in_force(placed_decisions(store, rec).placed).get((key, REVIEWED_FIELD))
-        old = d.new if d is not None else False
+        seg, old = _flag_in_force(store, rec, key, REVIEWED_FIELD)
         if old is reviewed:
             return False
-        store.add_decision(rec, key, REVIEWED_FIELD, old, reviewed, who, "", anchor_of(segs[key]))
+        store.add_decision(rec, key, REVIEWED_FIELD, old, reviewed, who, "", anchor_of(seg))
         return True
+
+
+def _flag_in_force(store: StateStore, rec: str, key: str, field: str) -> tuple[Any, bool]:
+    """Segment ``key`` and the value of its flag ``field`` (reviewed, deleted) in force, False
+    when no decision set it."""
+    segs = {s.key: s for s in review_segments(store, rec)}
+    if key not in segs:
+        raise NotFound(f"no segment {key!r} in {rec!r}")
+    d = in_force(placed_decisions(store, rec).placed).get((key, field))
+    return segs[key], (d.new if d is not None else False)
 
 
 def _recompose(store: StateStore, rec: str, key: str, anchor, made: int, field: str, force) -> None:
@@ -151,14 +157,10 @@ def _recompose(store: StateStore, rec: str, key: str, anchor, made: int, field: 
 def delete_segment(state_path: Path, out_dir: Path, rec: str, key: str, deleted: bool, who: str) -> None:
     """Remove segment ``key`` from the output (``deleted``) or restore it, as a decision by ``who``."""
     with _writable(state_path, out_dir, rec) as (store, _):
-        segs = {s.key: s for s in review_segments(store, rec)}
-        if key not in segs:
-            raise NotFound(f"no segment {key!r} in {rec!r}")
-        d = in_force(placed_decisions(store, rec).placed).get((key, DELETED_FIELD))
-        old = d.new if d is not None else False
+        seg, old = _flag_in_force(store, rec, key, DELETED_FIELD)
         if old is deleted:
             raise EditError(f"{key} is {'already deleted' if deleted else 'not deleted'}")
-        store.add_decision(rec, key, DELETED_FIELD, old, deleted, who, "", anchor_of(segs[key]))
+        store.add_decision(rec, key, DELETED_FIELD, old, deleted, who, "", anchor_of(seg))
         write_output(store, out_dir, rec)
     rerun_exports(out_dir)
 

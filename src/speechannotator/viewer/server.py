@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import soundfile as sf
 from starlette.applications import Starlette
@@ -164,6 +165,27 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return _error(409, f"recording {rec!r} is being annotated ({exc.__class__.__name__}); try again when done")
         raise exc
 
+    async def json_body(request: Request) -> Any:
+        """The request's JSON body, or the 400 answer when it is not JSON (Infinity and NaN refused)."""
+        try:
+            return json.loads(await request.body(), parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            return _error(400, f"the body must be JSON: {exc}"[:200])
+
+    def write_failed(rec: str, exc: Exception, what: str) -> Response:
+        """The answer to a write that raised: 404 unknown, 409 busy or stale, 400 refused; any other
+        fault is decided by the recording's status (busy_or_raise)."""
+        if isinstance(exc, data.NotFound):
+            return _error(404, str(exc))
+        if isinstance(exc, data.Busy):
+            return _error(409, str(exc))
+        if isinstance(exc, Conflict):
+            return JSONResponse({"error": str(exc), "current": exc.current, "by": exc.who}, status_code=409)
+        if isinstance(exc, EditError):
+            return _error(400, str(exc))
+        log.debug("%s failed", what, exc_info=exc)
+        return busy_or_raise(rec, exc)
+
     def guarded(fn):
         def endpoint(request: Request) -> Response:
             try:
@@ -254,10 +276,9 @@ def make_app(viewer: Viewer) -> ASGIApp:
         return FileResponse(path, media_type="application/json")
 
     async def edit(request: Request) -> Response:
-        try:
-            body = json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
+        body = await json_body(request)
+        if isinstance(body, Response):
+            return body
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key", "field")):
             return _error(400, "the body must hold rec, key and field strings and a value")
         if "value" not in body:
@@ -277,24 +298,14 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 note if isinstance(note, str) else "",
                 **extra,
             )
-        except data.NotFound as exc:
-            return _error(404, str(exc))
-        except data.Busy as exc:
-            return _error(409, str(exc))
-        except Conflict as exc:
-            return JSONResponse({"error": str(exc), "current": exc.current, "by": exc.who}, status_code=409)
-        except EditError as exc:
-            return _error(400, str(exc))
-        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
-            log.debug("edit failed", exc_info=True)
-            return busy_or_raise(body["rec"], exc)
+        except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
+            return write_failed(body["rec"], exc, "edit")
         return JSONResponse({"ok": True, "row": row})
 
     async def review(request: Request) -> Response:
-        try:
-            body = json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
+        body = await json_body(request)
+        if isinstance(body, Response):
+            return body
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
             return _error(400, "the body must hold rec and key strings and reviewed: true or false")
         if not isinstance(body.get("reviewed"), bool):
@@ -309,21 +320,15 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 body["reviewed"],
                 viewer.reviewer,
             )
-        except data.NotFound as exc:
-            return _error(404, str(exc))
-        except data.Busy as exc:
-            return _error(409, str(exc))
-        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
-            log.debug("review mark failed", exc_info=True)
-            return busy_or_raise(body["rec"], exc)
+        except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
+            return write_failed(body["rec"], exc, "review mark")
         return JSONResponse({"ok": True, "added": added})
 
     async def structural(request: Request) -> Response:
         """Delete or restore a segment ({"deleted": bool}) or merge it with the next ("/api/merge")."""
-        try:
-            body = json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
+        body = await json_body(request)
+        if isinstance(body, Response):
+            return body
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("rec", "key")):
             return _error(400, "the body must hold rec and key strings")
         merge = request.url.path.endswith("/merge")
@@ -335,24 +340,16 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 row = await run_in_threadpool(merge_with_next, *args, viewer.reviewer)
                 return JSONResponse({"ok": True, "row": row})
             await run_in_threadpool(delete_segment, *args, body["deleted"], viewer.reviewer)
-        except data.NotFound as exc:
-            return _error(404, str(exc))
-        except data.Busy as exc:
-            return _error(409, str(exc))
-        except EditError as exc:
-            return _error(400, str(exc))
-        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
-            log.debug("structural edit failed", exc_info=True)
-            return busy_or_raise(body["rec"], exc)
+        except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
+            return write_failed(body["rec"], exc, "structural edit")
         return JSONResponse({"ok": True})
 
     async def create(request: Request) -> Response:
         """Split a segment ("/api/split": rec, key, at ms, optional texts [first, second]) or add
         one ("/api/add": rec, start, end ms, speaker, text); answers the new segment's key and row."""
-        try:
-            body = json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
+        body = await json_body(request)
+        if isinstance(body, Response):
+            return body
         split = request.url.path.endswith("/split")
         need = ("rec", "key") if split else ("rec", "speaker", "text")
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in need):
@@ -370,15 +367,8 @@ def make_app(viewer: Viewer) -> ASGIApp:
             else:
                 args = (body["rec"], body["start"], body["end"], body["speaker"], body["text"], viewer.reviewer)
                 got = await run_in_threadpool(add_segment, viewer.state_path, viewer.out_dir, *args)
-        except data.NotFound as exc:
-            return _error(404, str(exc))
-        except data.Busy as exc:
-            return _error(409, str(exc))
-        except EditError as exc:
-            return _error(400, str(exc))
-        except Exception as exc:  # noqa: BLE001 - decided by the recording's status
-            log.debug("split/add failed", exc_info=True)
-            return busy_or_raise(body["rec"], exc)
+        except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
+            return write_failed(body["rec"], exc, "split/add")
         return JSONResponse({"ok": True, **got})
 
     def voices(request: Request) -> Response:
@@ -389,10 +379,9 @@ def make_app(viewer: Viewer) -> ASGIApp:
     async def voice_decision(request: Request) -> Response:
         """Merge two corpus voices ({"keep", "absorb"}) or split a recording's speaker off its
         voice ({"rec", "speaker"}); recorded as the reviewer's decision, speakers.jsonl rewritten."""
-        try:
-            body = json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
+        body = await json_body(request)
+        if isinstance(body, Response):
+            return body
         merge = request.url.path.endswith("/merge")
         names = ("keep", "absorb") if merge else ("rec", "speaker")
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in names):
