@@ -4,14 +4,15 @@ append-only trail, and the `view` command's refusals."""
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 
 import pytest
 from click.testing import CliRunner
+from viewer_helpers import output_row
 
 from speechannotator.corrections import apply_decisions
 from speechannotator.output.decisions import EditContext, EditError, validate_edit
 from speechannotator.records import Decision
-from speechannotator.schema import OUTPUT_KEYS
 from speechannotator.state import StateStore
 from speechannotator.viewer.cli import view_command
 
@@ -19,19 +20,7 @@ CTX_EN = EditContext(label_lang="en", duration_ms=10_000, speakers=("A", "B"))
 CTX_ZH = EditContext(label_lang="zh", duration_ms=10_000, speakers=("A", "B"))
 
 
-def _row(start: int, end: int, sid: str, name: str, text: str = "hello") -> dict:
-    row = dict.fromkeys(OUTPUT_KEYS, "none")
-    row.update(
-        speaker_id=sid,
-        speaker_name=name,
-        text=text,
-        text_and_paralanguage=text + " [pause]",
-        start_time=start,
-        end_time=end,
-        language="en",
-        gender="male",
-    )
-    return row
+_row = partial(output_row, gender="male")
 
 
 def test_edits_are_validated_against_the_schema():

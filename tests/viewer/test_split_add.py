@@ -4,8 +4,10 @@ anchors across a rerun, the output JSON, explain, validation and reproducibility
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
+from viewer_helpers import output_row
 
 from speechannotator.agents.explain import explain
 from speechannotator.corrections import placed_decisions, reviewed_items
@@ -15,21 +17,7 @@ from speechannotator.schema import OUTPUT_KEYS
 from speechannotator.state import StateStore
 from speechannotator.viewer.edits import add_segment, apply_edit, delete_segment, split_segment
 
-
-def _row(start: int, end: int, sid: str, name: str, text: str) -> dict:
-    row = dict.fromkeys(OUTPUT_KEYS, "none")
-    row.update(
-        speaker_id=sid,
-        speaker_name=name,
-        text=text,
-        text_and_paralanguage=text + " [pause]",
-        start_time=start,
-        end_time=end,
-        language="en",
-        gender="female",
-        emotion="happy (moderate)",
-    )
-    return row
+_row = partial(output_row, gender="female", emotion="happy (moderate)")
 
 
 def _words(text: str, start: float, end: float) -> list[Word]:

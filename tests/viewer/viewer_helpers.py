@@ -27,6 +27,25 @@ XSS_TEXT = '<script>window.__xss = 1</script>Was he a bad man? <img src=x onerro
 XSS_INDEX = 2
 
 
+def output_row(start: int, end: int, sid: str, name: str, text: str = "hello", **fields: str) -> dict:
+    """One record of the demo format: the given speaker, times and text, the other fields "none"
+    unless ``fields`` sets them."""
+    from speechannotator.schema import OUTPUT_KEYS
+
+    row = dict.fromkeys(OUTPUT_KEYS, "none")
+    row.update(
+        speaker_id=sid,
+        speaker_name=name,
+        text=text,
+        text_and_paralanguage=text + " [pause]",
+        start_time=start,
+        end_time=end,
+        language="en",
+        **fields,
+    )
+    return row
+
+
 def annotate_example(out: Path, timeline: Path | None, settings: Path) -> None:
     """Annotate the bundled example into `out` on `timeline` (None: the pipeline's own) with
     `settings` (also a rerun)."""
