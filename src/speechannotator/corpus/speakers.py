@@ -36,6 +36,7 @@ import numpy as np
 
 from ..audio import AUDIO_EXTENSIONS, load_audio
 from ..export.corpus_view import corpus_view
+from ..export.rows import write_text_atomic
 from ..locks import LOCK_DIR
 from ..priors.channel import TELEPHONE_MAX_HZ, effective_bandwidth_hz
 from .item import load_item_audio
@@ -186,9 +187,7 @@ def _output_hash(path: Path) -> str:
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
 
 
 def enrolled_voices(folder: Path, encoder) -> dict[str, Centroid]:

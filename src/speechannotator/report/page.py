@@ -7,13 +7,13 @@ quality distributions; and how much each curation preset (export --preset) would
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from ..export.corpus_view import ExportFilter, corpus_view
+from ..export.rows import write_text_atomic
 from ..export.where import PRESETS
 from . import svg
 
@@ -141,7 +141,5 @@ def build_report(out_dir: str | Path) -> str:
 def write_report(out_dir: str | Path) -> Path:
     """Write OUT/report.html (atomically) and return its path."""
     path = Path(out_dir) / REPORT_FILE
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(build_report(out_dir), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, build_report(out_dir))
     return path
