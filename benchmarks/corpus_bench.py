@@ -3,7 +3,8 @@
 Builds a corpus of recordings (default 20) of one to three speakers each, in two folders that
 reuse file names (as corpora do): with `--source real` (recommended) conversations of real
 recorded voices through the channels real data comes through (clean, telephone, music bed,
-room, noise; benchmarks/real_voices.py, data from scripts/fetch_real_voices.sh), with
+room, noise; speechannotator.evaluation.recordings.real_voices, data from
+scripts/fetch_real_voices.sh), with
 `--source built` LibriVox readers spliced with espeak-ng voices. The source matters: clean
 built voices pass the enhancement gate untouched, real noisy ones do not. Each configuration
 annotates the corpus from scratch in a fresh process on the CPU default and reports:
@@ -22,7 +23,7 @@ default threads, else workers x T.
 
 Results of the Ray runs are compared byte for byte with the local run's.
 
-    .venv/bin/python benchmarks/corpus_bench.py [--recordings 20] [--turns 3] [--cpus 2] [--workers 1,2]
+    .venv/bin/python -m benchmarks.corpus_bench [--recordings 20] [--turns 3] [--cpus 2] [--workers 1,2]
         [--threads 1]
 """
 
@@ -39,8 +40,8 @@ from pathlib import Path
 
 import soundfile as sf
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timeline_recordings import SR, build_conversation  # noqa: E402
+from speechannotator.evaluation.recordings.espeak_conversations import SR, build_conversation
+from speechannotator.evaluation.recordings.real_voices import VOICES, Spec, build, clips
 
 DATA = Path(__file__).resolve().parent / "data" / "corpus"
 
@@ -70,7 +71,6 @@ def real_spec(i: int, turns: int):
     with several recorded utterances are drawn: a voice with one clip would say the same sentence
     turn after turn, which Whisper (rightly) drops as a repetition loop, and no corpus sounds so."""
     import numpy as np
-    from real_voices import VOICES, Spec, clips
 
     pool = sorted(v for v in VOICES if len(clips(v)) >= 4)
     rng = np.random.default_rng(500 + i)
@@ -86,8 +86,6 @@ def build_corpus(n: int, turns: int, source: str) -> tuple[Path, float]:
         path = root / ("a" if i % 2 == 0 else "b") / f"rec_{i // 2:02d}.flac"
         if not path.exists():
             if source == "real":
-                from real_voices import build
-
                 samples = build(real_spec(i, turns)).samples
             else:
                 samples = build_conversation(num_speakers=1 + i % 3, num_turns=turns, seed=100 + i).samples

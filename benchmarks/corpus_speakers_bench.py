@@ -1,7 +1,7 @@
 """Corpus speaker ids on a corpus of real voices recurring over channels: purity, coverage, count.
 
 The corpus of benchmarks/corpus_bench.py (`--source real`): N recordings of 1-3 real voices each
-(benchmarks/real_voices.py), channels in rotation (clean, telephone, music bed, reverberation,
+(speechannotator.evaluation.recordings.real_voices), channels in rotation (clean, telephone, music bed, reverberation,
 noise). It is annotated with the local engine, then the corpus step joins the voices
 (corpus/speakers.py). Each per-recording speaker is mapped to the real voice it overlaps most
 (exact reference), and over speech time:
@@ -16,7 +16,7 @@ errors, the corpus step alone is measured); without it the full pipeline diarize
 one run (ids compared) or with `--reverse` in reverse order (the partition compared: ids then
 follow the order the voices arrived in).
 
-    .venv/bin/python benchmarks/corpus_speakers_bench.py [--recordings 20] [--turns 3] [--timeline]
+    .venv/bin/python -m benchmarks.corpus_speakers_bench [--recordings 20] [--turns 3] [--timeline]
 """
 
 from __future__ import annotations
@@ -28,15 +28,11 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_voices as rv  # noqa: E402
-from corpus_bench import real_spec  # noqa: E402
-
-from speechannotator.config import load_config  # noqa: E402
-from speechannotator.engine import annotate_corpus  # noqa: E402
-from speechannotator.export import corpus_view  # noqa: E402
+from benchmarks.corpus_bench import real_spec
+from speechannotator.config import load_config
+from speechannotator.engine import annotate_corpus
+from speechannotator.evaluation.recordings import real_voices as rv
+from speechannotator.export import corpus_view
 
 
 def build(root: Path, n: int, turns: int) -> dict[str, list[dict]]:

@@ -15,23 +15,19 @@ relative to the speech's active power. Prints:
 The tuning split (``--split tune``) is what the thresholds were set on; ``test`` holds other
 voices, other music and other laughs. Usage:
 
-    PYTHONPATH=src python benchmarks/events_bench.py [--split test|tune|all]
+    python -m benchmarks.events_bench [--split test|tune|all]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_voices as rv  # noqa: E402
-
-from speechannotator.priors import events  # noqa: E402
+from speechannotator.evaluation.recordings import real_voices as rv
+from speechannotator.priors import events
 
 SR = 16000
 SOUNDS = Path(os.environ.get("REAL_SOUNDS_DIR") or Path(__file__).resolve().parent / "data" / "real_sounds")
@@ -190,21 +186,16 @@ def channel_bench(split: str) -> None:
     for v in voices(split):
         x = np.concatenate([c.samples for c in rv.clips(v, limit=6)])[: 8 * SR]
         native = channel.channel_evidence(x)["channel.origin"]
-        if _bandwidth_origin(v) == "8k":
+        if v in rv.NARROWBAND:
             tel[0] += native == "telephone"
             tel[1] += 1
         else:
             wide[0] += native == "telephone"
             wide[1] += 1
-        tel[0] += channel.channel_evidence(rv._telephone(x))["channel.origin"] == "telephone"
+        tel[0] += channel.channel_evidence(rv.telephone(x))["channel.origin"] == "telephone"
         tel[1] += 1
     print(f"channel: 8 kHz-origin calls recognized as telephone {tel[0]}/{tel[1]}; ", end="")
     print(f"16 kHz+ recordings called telephone {wide[0]}/{wide[1]}")
-
-
-def _bandwidth_origin(voice: str) -> str:
-    """The voice's recorded sample rate class, from its source (real_voices.py's table)."""
-    return "8k" if voice in ("allison", *rv._CODEC2) else "wide"
 
 
 def quiet_bench() -> None:

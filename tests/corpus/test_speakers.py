@@ -1,7 +1,6 @@
 """Corpus speaker identity: one real voice, one id across recordings and channels, in any order."""
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +11,8 @@ from corpus_helpers import write_timeline
 from speechannotator.config import load_config
 from speechannotator.corpus.speakers import Centroid, _names, cluster
 from speechannotator.engine import annotate_corpus
+from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.export import export_corpus
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv  # noqa: E402
 
 needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 
@@ -60,7 +57,7 @@ def _corpus(root: Path, voices: dict[str, int] = VOICES, first: int = 0) -> tupl
             group = clips[100 + 4 * k : 104 + 4 * k]  # clips 100+: not those the threshold was tuned on
             x = np.concatenate([np.concatenate([c.samples, np.zeros(6400, np.float32)]) for c in group])
             if voice == "allison" and k == 2:
-                x = rv._telephone(x)
+                x = rv.telephone(x)
             rec = f"{voice}_{k}"
             sf.write(inp / f"{rec}.wav", x, rv.SR)
             write_timeline(tls / f"{rec}.seglst.json", rec, x)

@@ -149,11 +149,7 @@ def test_hallucination_filter(piece, reason):
 
 
 def test_music_and_noise_alone_give_no_text():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from timeline_recordings import _noise
+    from speechannotator.evaluation.recordings.espeak_conversations import background_noise as _noise
 
     rng = np.random.default_rng(3)
     music = 0.2 * _noise("music", 12 * SR, rng) / 4

@@ -1,15 +1,10 @@
 """CAM++ embeddings on real recorded voices (scripts/fetch_real_voices.sh)."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.frontend.campplus import EMBEDDING_DIM, CamPlusEncoder, fbank
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv
 
 needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 # Two women and two men, different languages and recording chains.

@@ -3,19 +3,15 @@ rules that keep it honest: recording-level language prior, prompt echoes, words 
 segment, reproducible decoding."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from speechannotator.config import AsrConfig, Config
+from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.frontend.asr_types import Decoded, LanguageGuess, Piece, RawWord, hallucination_reason
 from speechannotator.frontend.transcribe import transcribe
 from speechannotator.records import Segment
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv
 
 needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 SR = 16000
@@ -124,8 +120,7 @@ def telephone_pair():
 
 @needs_voices
 def test_real_voices_counted_on_a_telephone_line(telephone_pair):
-    from real_timeline_bench import diarization_scores
-
+    from speechannotator.evaluation.diarization import diarization_scores
     from speechannotator.frontend.diarize import diarize
     from speechannotator.frontend.vad import detect_speech
 

@@ -1,15 +1,10 @@
 """pyannote segmentation-3.0 from the shipped weights: level independence and chunking."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.frontend.segmentation import CHUNK_S, FRAME_STEP, SAMPLE_RATE, Segmenter, frames_in
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv
 
 needs_voices = pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 

@@ -1,8 +1,6 @@
 """The fixed-timeline setting through the CLI, and diarization behaviour on real speech."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,14 +8,11 @@ from click.testing import CliRunner
 
 from speechannotator.cli import main
 from speechannotator.config import DiarizationConfig
+from speechannotator.evaluation.recordings import real_voices as rv
+from speechannotator.evaluation.recordings.espeak_conversations import build_conversation, materialize, reference_seglst
 from speechannotator.frontend.diarize import diarize
 from speechannotator.frontend.vad import detect_speech
 from synth import SR
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import real_voices as rv  # noqa: E402
-from timeline_recordings import build_conversation, materialize, reference_seglst  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,10 @@
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-warnings.filterwarnings("ignore", message="pkg_resources")
+from speechannotator.evaluation.recordings import known_truth as C
 
-import corpus as C  # noqa: E402
+warnings.filterwarnings("ignore", message="pkg_resources")
 
 
 @pytest.fixture(scope="session")

@@ -14,10 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.priors import channel, events, yamnet
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import real_voices as rv  # noqa: E402
 
 SR = 16000
 SOUNDS = Path(os.environ.get("REAL_SOUNDS_DIR") or Path(__file__).resolve().parents[2] / "benchmarks/data/real_sounds")
@@ -110,7 +108,7 @@ def test_channel_telephone_against_wideband_and_level_independent(voice):
     wide = channel.channel_evidence(x)
     assert wide["channel.origin"] == "wideband"
     assert channel.channel_evidence(x * 10 ** (-30 / 20))["channel.origin"] == "wideband"
-    assert channel.channel_evidence(rv._telephone(x))["channel.origin"] == "telephone"
+    assert channel.channel_evidence(rv.telephone(x))["channel.origin"] == "telephone"
     allison = rv.clips("allison", limit=1)[0].samples  # a real 8 kHz recording
     assert channel.channel_evidence(allison)["channel.origin"] == "telephone"
 
@@ -135,7 +133,7 @@ def test_extract_priors_carries_events_and_channel_with_provenance(small_evidenc
 
 
 def test_distill_mos_orders_clean_over_noisy_and_ignores_level():
-    from corpus import librivox
+    from speechannotator.evaluation.recordings.known_truth import librivox
     from speechannotator.priors import quality
 
     x = librivox()[0][0]

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import scipy.signal as ss
 
-import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.config import PriorsSettings
 from speechannotator.enhance import enhance
+from speechannotator.evaluation.recordings import known_truth as C
 
 
 def _audio(x):

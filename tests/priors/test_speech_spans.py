@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.enhance import SPAN_LEAD_S, SPAN_TAIL_S, Enhancer, speech_spans
+from speechannotator.evaluation.recordings import known_truth as C
 from speechannotator.records import Segment
 
 SR = 16000

@@ -2,5 +2,7 @@
 
 Entry points: ``timeline.score_timeline``, ``attributes.score_attributes``,
 ``encoders.make_encoder``, ``io.load_timeline`` / ``io.load_records``, ``bench.BenchRunner``,
-``baseline.BaselineAnnotator``; click groups ``cli.eval_group`` and ``cli.bench_group``.
+``baseline.BaselineAnnotator``, ``diarization.diarization_scores`` (DER, JER); click groups
+``cli.eval_group`` and ``cli.bench_group``. ``recordings``: audio with exact references, built for
+the tests and the benchmarks.
 """

@@ -1,4 +1,4 @@
-"""Benchmark recordings with exact references, built from real and synthetic speech.
+"""Conversations of a real LibriVox reader and espeak-ng voices with exact references (tests, benchmarks).
 
 Speakers: a real LibriVox reader (Debian pocketsphinx-testdata, public domain, with
 transcripts) and espeak-ng voices (distinct variants, pitches and speeds). Every utterance is
@@ -179,7 +179,7 @@ def build_conversation(
     return Conversation(name or f"conv{num_speakers}_{seed}", mix, utts)
 
 
-def _noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+def background_noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "white":
         return rng.normal(size=n).astype(np.float32)
     if kind == "pink":
@@ -205,7 +205,7 @@ def _noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
 def add_noise(samples: np.ndarray, kind: str, snr_db: float, seed: int = 0) -> np.ndarray:
     """Mix noise at `snr_db` relative to the power of the active speech samples."""
     rng = np.random.default_rng(seed)
-    noise = _noise(kind, len(samples), rng)
+    noise = background_noise(kind, len(samples), rng)
     active = np.abs(samples) > 1e-4
     p_speech = float(np.mean(samples[active] ** 2)) if active.any() else 1e-6
     p_noise = float(np.mean(noise**2)) + 1e-12

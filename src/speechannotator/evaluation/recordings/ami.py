@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from real_voices import DATA, MissingData
+
+from speechannotator.evaluation.recordings.real_voices import DATA, MissingData
 
 SPLITS = {"train": "debug.train", "development": "debug.development", "test": "debug.test"}
 TUNING = ("train", "development")
