@@ -16,7 +16,8 @@ import soundfile as sf
 from speechannotator.evaluation.bench import BenchRunner, BenchSettings, discover_cases
 from speechannotator.schema import validate_records
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "sa_bench_mini"
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks" / "sa_bench_mini"
 
 
 def test_shipped_bench_is_small_and_valid():
@@ -33,7 +34,8 @@ def test_shipped_bench_is_small_and_valid():
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
 def test_builder_regenerates_the_shipped_bench_byte_for_byte(tmp_path):
-    subprocess.run([sys.executable, str(BENCH / "build.py"), str(tmp_path)], check=True, capture_output=True)
+    builder = ROOT / "scripts" / "build_sa_bench_mini.py"
+    subprocess.run([sys.executable, str(builder), str(tmp_path)], check=True, capture_output=True)
     built = sorted(p.name for p in tmp_path.iterdir())
     shipped = sorted(p.name for p in BENCH.iterdir() if p.suffix in (".flac", ".json"))
     assert built == shipped

@@ -44,7 +44,7 @@ from .voice_decisions import Group, read_voice_decisions, replay
 from .voice_registry import SPEAKERS_FILE, _read_jsonl, read_registry
 
 # Cosine similarity of two recordings' speaker centroids (compared in their common band) above
-# which they are one voice. Measured on the real-voice set (benchmarks/speaker_threshold.py:
+# which they are one voice. Measured on the real-voice set (speaker_threshold.py, in git history:
 # 7 voices, 6-8 s recordings through clean, telephone, room and noise channels, tuning half):
 # see docs/scale.md.
 SAME_VOICE_SIMILARITY = 0.61

@@ -8,7 +8,7 @@ accent (espeak language variant), speed (words per second over the placed audio)
 (pyworld F0 of the clean utterance) and background sound (what was mixed in). Other fields
 stay blank: SA-Eval treats a blank reference as not annotated.
 
-    python benchmarks/sa_bench_mini/build.py [OUT_DIR]   # default: this folder
+    python scripts/build_sa_bench_mini.py [OUT_DIR]   # default: benchmarks/sa_bench_mini
 """
 
 from __future__ import annotations
@@ -265,4 +265,6 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent)
+    main(
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "benchmarks" / "sa_bench_mini"
+    )
