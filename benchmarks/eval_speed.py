@@ -8,7 +8,7 @@
    checks that the figures agree.
 2. Attributes: 10,000 segments of all 15 fields with the default USE encoder.
 
-    PYTHONPATH=src python benchmarks/eval_speed.py [--segments 10000]
+    python -m benchmarks.eval_speed [--segments 10000]
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
-
-from speechannotator.evaluation.attributes import score_attributes  # noqa: E402
-from speechannotator.evaluation.encoders import UseEncoder  # noqa: E402
-from speechannotator.evaluation.io import TimelineSegment, write_seglst  # noqa: E402
-from speechannotator.evaluation.timeline import score_timeline  # noqa: E402
-from speechannotator.schema import FIELDS  # noqa: E402
+from speechannotator.evaluation.attributes import score_attributes
+from speechannotator.evaluation.encoders import UseEncoder
+from speechannotator.evaluation.io import TimelineSegment, load_timeline, write_seglst
+from speechannotator.evaluation.timeline import score_timeline
+from speechannotator.schema import FIELDS
 
 CHARS = "的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学对可她里后小么心多天而能好都然没日于起还发成事只作当想看文无开手十用主行方又如前所本见经头面公同三已老从动两长知民样现分将外但身些与高意进把法此实回二理美点月明其种声全工己话儿者向情部正名定女问力机给等几很业最间新什打便位因重被走电四第门相次东政海口使教西再平真听世气信北少关并内加化由却代军产入先山五太水万市眼体别处总才场师书比住员九笑性通目华报立马命张活难神数件安表原车白应路期叫死常提感金何更反合放做系计或司利受光王果亲界及今京务制解各任至清物台象记边共风战干接它许八特觉望直服毛林题建南度统色字请交爱让认算论百吃义科怎元社术结六功指思非流每青管夫连远资队跟带花快条院变联言权往展该领传近留红治决周保达办运武半候七必城父强步完革深区即求品士转量空甚众技轻程告江语英基派满式李息写呢识极令黄德收脸钱党倒未持取设始版双历越史商千片容研像找友孩站广改议形委早房音火际则首单据导影失拿网香似斯专石若兵弟谁校读志飞观争究包组造落视济喜离虽坏兴急否"
 
@@ -96,8 +93,6 @@ def bench_timeline() -> None:
         (d / "hyp").mkdir()
         _write_output_json(d / "hyp" / "rec.json", hyp)
         # meeteval CLI inputs: SegLST with characters as words; the plain CER needs one line per session.
-        from speechannotator.evaluation.io import load_timeline
-
         r_s, h_s = load_timeline(d / "rec.json"), load_timeline(d / "hyp" / "rec.json")
         write_seglst(r_s, d / "r.json", split_chars=True)
         write_seglst(h_s, d / "h.json", split_chars=True)
@@ -115,24 +110,9 @@ def bench_timeline() -> None:
         t_api = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "speechannotator.evaluation.cli",
-                "eval",
-                "timeline",
-                "--ref",
-                str(d / "rec.json"),
-                "--hyp",
-                str(d / "hyp" / "rec.json"),
-                "--json",
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            env={**__import__("os").environ, "PYTHONPATH": str(HERE.parent / "src")},
-        )
+        cli = [sys.executable, "-m", "speechannotator.evaluation.cli", "eval", "timeline", "--json"]
+        cli += ["--ref", str(d / "rec.json"), "--hyp", str(d / "hyp" / "rec.json")]
+        out = subprocess.run(cli, check=True, capture_output=True, text=True)
         t_cli = time.perf_counter() - t0
         ours = json.loads(out.stdout)
 

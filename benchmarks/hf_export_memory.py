@@ -8,14 +8,13 @@ exported in a fresh process, which reports its peak RSS; the ratio of the two pe
 memory grows with the clip count (a streaming export stays near 1; holding every clip would
 grow by about the audio's size, 32 kB per clip as 16-bit WAV).
 
-    .venv/bin/python benchmarks/hf_export_memory.py [--clips 1000] [--factor 10] [--rate 16000]
+    .venv/bin/python -m benchmarks.hf_export_memory [--clips 1000] [--factor 10] [--rate 16000]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -27,9 +26,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from speechannotator.corpus import CorpusItem, write_manifest
+from speechannotator.evaluation.recordings.real_voices import DATA
+from speechannotator.state import STATE_FILE, StateStore
+
 ROOT = Path(__file__).resolve().parents[1]
-VOICES = Path(os.environ.get("REAL_VOICES_DIR", ROOT / "benchmarks" / "data" / "real_voices"))
-VOICE = VOICES / "root" / "usr" / "share" / "codec2" / "raw" / "speech_orig_16k.wav"
+VOICE = DATA / "root" / "usr" / "share" / "codec2" / "raw" / "speech_orig_16k.wav"
 SEGMENTS_PER_RECORDING = 100
 SEGMENT_S = 1.0
 RECORD = {  # the values of a real annotated segment (a female reader, priors on)
@@ -56,10 +58,6 @@ RECORD = {  # the values of a real annotated segment (a female reader, priors on
 
 def build(out: Path, clips: int) -> None:
     """An annotation folder with `clips` segments of real speech."""
-    sys.path.insert(0, str(ROOT / "src"))
-    from speechannotator.corpus import CorpusItem, write_manifest
-    from speechannotator.state import STATE_FILE, StateStore
-
     voice, sr = sf.read(VOICE, dtype="float32")
     length = int(SEGMENTS_PER_RECORDING * SEGMENT_S * sr)
     audio = np.tile(voice, length // len(voice) + 1)[:length]
@@ -99,7 +97,6 @@ def _anon_mb() -> float:
 
 
 def child(out: Path, dest: Path, rate: str) -> None:
-    sys.path.insert(0, str(ROOT / "src"))
     import datasets  # noqa: F401  (its import cost is the baseline, not the export's)
 
     from speechannotator.export import export_corpus
@@ -143,8 +140,8 @@ def main() -> None:
         for n in (args.clips, args.clips * args.factor):
             out = Path(tmp) / f"out{n}"
             build(out, n)
-            cmd = [sys.executable, __file__, "--child", str(out), str(Path(tmp) / f"hf{n}"), args.rate]
-            res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            cmd = [sys.executable, "-m", "benchmarks.hf_export_memory", "--child", str(out), str(Path(tmp) / f"hf{n}")]
+            res = subprocess.run([*cmd, args.rate], capture_output=True, text=True, check=True, cwd=ROOT)
             rows.append((n, json.loads(res.stdout.strip().splitlines()[-1])))
     print(f"hf export, {SEGMENT_S:g} s clips of real speech at {args.rate} Hz, one fresh process per size")
     print("memory: anonymous resident (sampled every 20 ms); peak RSS adds the mapped Arrow pages read")

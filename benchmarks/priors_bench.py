@@ -1,8 +1,8 @@
 """Accuracy and speed of the prior-evidence extractors on audio with known truth.
 
-    PYTHONPATH=src python benchmarks/priors_bench.py [--quick]
+    python -m benchmarks.priors_bench [--quick]
 
-Truth comes from how the audio is made (tests/priors/corpus.py): espeak-ng voice gender
+Truth comes from how the audio is made (speechannotator.evaluation.recordings.known_truth): espeak-ng voice gender
 and -p pitch settings kept inside human ranges; speed from espeak -s in words per minute
 (slow <= 120, normal 160-175, fast >= 250, the usual wpm bands); pitch class from WORLD
 resynthesis that imposes a median F0 at the centre of a calibration bin; background from
@@ -18,19 +18,16 @@ import sys
 import time
 import warnings
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "priors")]
+import numpy as np
+
+from speechannotator import calibration
+from speechannotator.config import PriorsSettings
+from speechannotator.enhance import enhance
+from speechannotator.evaluation.recordings import known_truth as C
+from speechannotator.priors.extract import extract_priors
+
 warnings.simplefilter("ignore")
-
-import numpy as np  # noqa: E402
-
-import corpus as C  # noqa: E402
-from speechannotator import calibration  # noqa: E402
-from speechannotator.config import PriorsSettings  # noqa: E402
-from speechannotator.enhance import enhance  # noqa: E402
-from speechannotator.priors.extract import extract_priors  # noqa: E402
 
 
 def run(clips, settings=None):

@@ -7,7 +7,7 @@ the size ratio (4 for 1k vs 4k segments); a quadratic one shows about its square
 Stage times are CPU seconds of this process (time.process_time), which other jobs on a
 shared machine disturb far less than wall-clock time.
 
-    python benchmarks/review_scaling.py [--sizes 1000 4000]
+    python -m benchmarks.review_scaling [--sizes 1000 4000]
 """
 
 from __future__ import annotations
