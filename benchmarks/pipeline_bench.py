@@ -15,6 +15,7 @@ Bare faster-whisper is what a user runs without this project: the same shipped W
 batch. Both run in fresh processes, one after the other on the same files, model loading
 included; the ratio is pipeline time over bare time, wall and CPU (CPU time is what the code
 costs; the machine's other load inflates wall time). The load average is printed beside it.
+The children import the package the way this process does: PYTHONPATH=OTHER/src measures another checkout.
 """
 
 from __future__ import annotations
