@@ -13,7 +13,8 @@ PKG = "speechannotator"
 # Low to high. A module may import its own layer and the layers below it. Entries are module
 # names or package prefixes below "speechannotator"; "" is the package itself (the public API).
 LAYERS: list[tuple[str, ...]] = [
-    ("records", "schema", "calibration", "terminal"),  # data types, vocabularies, thresholds; what is printed
+    # data types, vocabularies, thresholds; what is printed; the one atomic file write
+    ("records", "schema", "calibration", "terminal", "atomic"),
     ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
     ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
     # human corrections in force; one writer per recording
