@@ -116,7 +116,8 @@ def _enable_token_mode() -> None:
     so they are reloaded too (what `ray start` itself does when it finds a token)."""
     os.environ["RAY_AUTH_MODE"] = "token"
     try:
-        from ray._raylet import Config
+        # A private, compiled module whose stub does not list Config (hence the AttributeError below).
+        from ray._raylet import Config  # type: ignore[attr-defined]
 
         Config.initialize("")
     except (ImportError, AttributeError):  # another Ray: it reads the variable when it connects

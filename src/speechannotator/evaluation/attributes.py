@@ -118,7 +118,7 @@ class AttributeScores:
         means = self.field_means(tallies)
         out = {}
         for g in Group:
-            vals = [means[f] for f, fg in FIELD_GROUPS.items() if fg == g and means[f] is not None]
+            vals = [m for f, fg in FIELD_GROUPS.items() if fg == g and (m := means[f]) is not None]
             out[g.value] = float(np.mean(vals)) if vals else None
         return out
 
