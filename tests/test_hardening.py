@@ -191,11 +191,11 @@ def test_case03_nan_and_infinity_in_eval_inputs(tmp_path):
     (tmp_path / "h.json").write_text(json.dumps(good + [{**good[0], "start_time": float("nan")}]))
     (tmp_path / "r.stm").write_text("r 1 A nan inf hello\n")
     res = run("eval", "timeline", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "h.json")
-    assert res.exit_code == 1 and "h.json segment 1: time nan is not a finite number" in res.output
+    assert res.exit_code == 1 and "h.json item 1: start_time nan is not a finite number" in res.output
     res = run("eval", "attributes", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "h.json")
     assert res.exit_code == 1 and "h.json segment 1: start_time nan is not a finite number" in res.output
     res = run("eval", "timeline", "--ref", tmp_path / "r.stm", "--hyp", tmp_path / "r.json")
-    assert res.exit_code == 1 and "r.stm line 1: time 'nan' is not a finite number" in res.output
+    assert res.exit_code == 1 and "r.stm line 1: start 'nan' is not a finite number" in res.output
     res = run("eval", "timeline", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "r.json", "--collar", "nan")
     assert res.exit_code == 2 and "--collar" in res.output and "Traceback" not in res.output
 

@@ -15,7 +15,7 @@ PKG = "speechannotator"
 LAYERS: list[tuple[str, ...]] = [
     # data types, vocabularies, thresholds; what is printed; the one atomic file write
     ("records", "schema", "calibration", "terminal", "atomic"),
-    ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
+    ("config", "audio", "assets", "timelines"),  # settings; stage 1 (load); shipped model files; timeline files
     ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
     # human corrections in force; one writer per recording
     ("stages",),  # stage names and the context a stage function receives

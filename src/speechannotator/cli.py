@@ -128,7 +128,7 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 @click.option(
     "--timeline",
     type=click.Path(exists=True, path_type=Path),
-    help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
+    help="Reference timeline (output JSON, SegLST, RTTM or STM; a folder holds <stem>.<ext> per input): "
     "replaces diarization and ASR.",
 )
 @click.option("--num-speakers", type=int, help="Exact number of speakers.")

@@ -55,7 +55,7 @@ def eval_group() -> None:
 
 
 @eval_group.command("timeline")
-@_input_option("--ref", "Reference file or folder (output-format JSON, SegLST or STM).")
+@_input_option("--ref", "Reference file or folder (output-format JSON, SegLST, RTTM or STM).")
 @_input_option("--hyp", "Hypothesis file or folder; recordings are matched by name.")
 @_collar_option
 @click.option(
