@@ -109,12 +109,13 @@ def provenance(name: str) -> tuple[str, str, str]:
     return "priors.acoustic", "dsp", "1"
 
 
-def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = None) -> Evidence:
+def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = None) -> Evidence | None:
+    """The evidence with its provenance; None for a non-finite number (callers drop it)."""
     ext, model, ver = provenance(name)
     if isinstance(value, (float, np.floating)):
         value = float(value)
         if not math.isfinite(value):
-            return None  # type: ignore[return-value]
+            return None
     elif isinstance(value, np.integer):
         value = int(value)
     return Evidence(
@@ -179,7 +180,7 @@ def relative_evidence(
 ) -> list[Evidence]:
     """Per-segment values relative to the speaker, and calibrated classes."""
     by = {(e.key, e.name): e for e in seg_evs + spk_evs}
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for seg in segments:
         sk = speaker_key(seg.speaker)
         med = by.get((seg.key, "pitch.median_hz"))
@@ -265,7 +266,7 @@ def _extra_segment_evidence(
     track = events.event_track(audio.samples) if s.sound_events else None
     work.events_s = audio.duration if track is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for seg in segments:
         orig = audio.span(seg.start, seg.end)
         a = int(round(seg.start * audio.sample_rate))
@@ -317,7 +318,7 @@ def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> l
     if not s.distillmos or not segments:
         return []
     budget = quality.MosBudget(audio.duration, s.distillmos_rtf_budget, s.distillmos_window_cost_s)
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     scores: list[tuple[float, float]] = []
     for i in quality.pick([x.duration for x in segments], budget.windows_left):
         seg = segments[i]
@@ -332,7 +333,7 @@ def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> l
     return [e for e in out if e is not None]
 
 
-def _recording_channel(segments: list[Segment], evs: list[Evidence]) -> list[Evidence]:
+def _recording_channel(segments: list[Segment], evs: list[Evidence | None]) -> list[Evidence | None]:
     """The recording's channel origin: the one covering most segment time (ties: the narrower)."""
     dur = {x.key: x.duration for x in segments}
     votes: dict[str, float] = defaultdict(float)
@@ -377,12 +378,12 @@ def _speaker_relative(
     return [e for e in out if e is not None]
 
 
-def _arousal(seg_evs: list[Evidence], by_spk: dict[str, list[Segment]]) -> list[Evidence]:
+def _arousal(seg_evs: list[Evidence], by_spk: dict[str, list[Segment]]) -> list[Evidence | None]:
     vals: dict[str, dict[str, float]] = defaultdict(dict)
     for e in seg_evs:
         if e.name in _AROUSAL_KEYS and isinstance(e.value, (int, float)):
             vals[e.key][e.name] = float(e.value)
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for segs in by_spk.values():
         pool = [vals[x.key] for x in segs]
         for seg in segs:
@@ -394,10 +395,10 @@ def _arousal(seg_evs: list[Evidence], by_spk: dict[str, list[Segment]]) -> list[
 
 def _dnsmos(
     audio: Audio, segments: list[Segment], by_spk: dict[str, list[Segment]], s: PriorsSettings
-) -> list[Evidence]:
+) -> list[Evidence | None]:
     """DNSMOS per speaker (its longest segments up to one window), then evenly spaced segments
     with what is left of the window budget, and the recording's mean of the speakers."""
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
     spk_scores: dict[str, dict[str, float]] = {}
     # segment key -> its speaker's window score, where that window was this segment alone

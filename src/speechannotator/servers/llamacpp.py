@@ -153,10 +153,11 @@ class LlamaServer:
     def _read_announcement(self) -> str:
         """The child prints one JSON line with its listening address once the model is loaded."""
         assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
         result: dict = {}
 
         def read() -> None:
-            for raw in self._proc.stdout:  # type: ignore[union-attr]
+            for raw in stdout:
                 line = raw.decode("utf-8", "replace").strip()
                 if line.startswith("{"):
                     try:
