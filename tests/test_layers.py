@@ -114,6 +114,19 @@ def test_no_module_imports_a_higher_layer():
     assert upward == []
 
 
+def test_annotation_only_imports_do_not_point_up_either():
+    # An import under TYPE_CHECKING runs nowhere, but a type named from a higher layer is still a
+    # dependency running up the house: a lower layer states what it needs as a protocol.
+    modules, upward = _modules(), []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = [n for n in ast.walk(tree) if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+        for node in (n for g in guarded for n in ast.walk(g) if isinstance(n, (ast.Import, ast.ImportFrom))):
+            targets = _targets(name, node, path.name == "__init__.py", modules)
+            upward += [f"{name or PKG} -> {t or PKG}" for t in targets if t != name and _layer(t) > _layer(name)]
+    assert upward == []
+
+
 def test_the_import_graph_has_no_cycle():
     graph, state, cycles = _graph(), {}, []
 
