@@ -40,8 +40,11 @@ class AgentBackend(Protocol):
     without importing the layer above it.
     """
 
-    name: str
-    wants_audio: bool
+    @property
+    def name(self) -> str: ...  # read-only here: an attribute or a property satisfies it
+
+    @property
+    def wants_audio(self) -> bool: ...
 
 
 B = TypeVar("B", bound=AgentBackend)
