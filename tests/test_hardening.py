@@ -22,6 +22,7 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
+from speechannotator.atomic import TEMP_PREFIX
 from speechannotator.audio import AudioError, load_audio
 from speechannotator.cli import main
 from speechannotator.frontend.reference import ReferenceError, load_reference_timeline
@@ -190,11 +191,11 @@ def test_case03_nan_and_infinity_in_eval_inputs(tmp_path):
     (tmp_path / "h.json").write_text(json.dumps(good + [{**good[0], "start_time": float("nan")}]))
     (tmp_path / "r.stm").write_text("r 1 A nan inf hello\n")
     res = run("eval", "timeline", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "h.json")
-    assert res.exit_code == 1 and "h.json segment 1: time nan is not a finite number" in res.output
+    assert res.exit_code == 1 and "h.json item 1: start_time nan is not a finite number" in res.output
     res = run("eval", "attributes", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "h.json")
     assert res.exit_code == 1 and "h.json segment 1: start_time nan is not a finite number" in res.output
     res = run("eval", "timeline", "--ref", tmp_path / "r.stm", "--hyp", tmp_path / "r.json")
-    assert res.exit_code == 1 and "r.stm line 1: time 'nan' is not a finite number" in res.output
+    assert res.exit_code == 1 and "r.stm line 1: start 'nan' is not a finite number" in res.output
     res = run("eval", "timeline", "--ref", tmp_path / "r.json", "--hyp", tmp_path / "r.json", "--collar", "nan")
     assert res.exit_code == 2 and "--collar" in res.output and "Traceback" not in res.output
 
@@ -305,7 +306,7 @@ def test_case06_long_stems(talk, tmp_path):
     assert (tmp_path / "out" / (fits.stem + ".json")).is_file()
     res = run("annotate", too_long, "-o", tmp_path / "out", *FAST)  # refused before any work
     assert res.exit_code == 1 and "longer than the file system's limit of 255" in errors(res.output)[0]
-    assert not list((tmp_path / "out").glob(".tmp-*"))
+    assert not list((tmp_path / "out").glob(f"{TEMP_PREFIX}*"))
 
 
 def test_case07_same_name_from_another_folder_in_a_later_run(talk, tmp_path):
@@ -463,7 +464,7 @@ def test_case11_15_bad_inputs_in_a_batch(talk, tmp_path):
     ):
         assert any(name in x and cause in x for x in lines), (name, lines)
     assert "annotated 0/5 recording(s)" in res.output  # talk.wav twice is one input
-    assert not list((tmp_path / "out").glob(".tmp-*"))
+    assert not list((tmp_path / "out").glob(f"{TEMP_PREFIX}*"))
     os.rmdir(tmp_path / "out" / "talk.json")
     res = run("annotate", wav, wav, "-o", tmp_path / "out", "--timeline", ref, *FAST, "--no-print")
     assert res.exit_code == 0 and "annotated 1/1" in res.output

@@ -13,8 +13,9 @@ PKG = "speechannotator"
 # Low to high. A module may import its own layer and the layers below it. Entries are module
 # names or package prefixes below "speechannotator"; "" is the package itself (the public API).
 LAYERS: list[tuple[str, ...]] = [
-    ("records", "schema", "calibration", "terminal"),  # data types, vocabularies, thresholds; what is printed
-    ("config", "audio", "assets"),  # settings; stage 1 (load); shipped model files
+    # data types, vocabularies, thresholds; what is printed; the one atomic file write
+    ("records", "schema", "calibration", "terminal", "atomic"),
+    ("config", "audio", "assets", "timelines"),  # settings; stage 1 (load); shipped model files; timeline files
     ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
     # human corrections in force; one writer per recording
     ("stages",),  # stage names and the context a stage function receives
@@ -110,6 +111,19 @@ def _layer(module: str) -> int:
 
 def test_no_module_imports_a_higher_layer():
     upward = [f"{a or PKG} -> {b or PKG}" for a, targets in _graph().items() for b in targets if _layer(b) > _layer(a)]
+    assert upward == []
+
+
+def test_annotation_only_imports_do_not_point_up_either():
+    # An import under TYPE_CHECKING runs nowhere, but a type named from a higher layer is still a
+    # dependency running up the house: a lower layer states what it needs as a protocol.
+    modules, upward = _modules(), []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = [n for n in ast.walk(tree) if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+        for node in (n for g in guarded for n in ast.walk(g) if isinstance(n, (ast.Import, ast.ImportFrom))):
+            targets = _targets(name, node, path.name == "__init__.py", modules)
+            upward += [f"{name or PKG} -> {t or PKG}" for t in targets if t != name and _layer(t) > _layer(name)]
     assert upward == []
 
 

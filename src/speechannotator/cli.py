@@ -14,7 +14,7 @@ import click
 from . import __version__
 from .agents.cli import explain
 from .assets import AssetError
-from .config import load_config
+from .config import Config, load_config
 from .corpus.voices_cli import voices_group
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
@@ -38,7 +38,9 @@ class _Main(click.Group):
             echo("speechannotator: interrupted; rerun the same command to resume", err=True)
             raise click.exceptions.Exit(INTERRUPTED) from None
         except click.UsageError as exc:  # click prints the usage line; exit status 2
-            exc.message = printable(exc.message)
+            # click types `message` Final; it is set once in __init__ and read by show(), so
+            # rewriting it is how the printed line loses control sequences.
+            exc.message = printable(exc.message)  # type: ignore[misc]
             raise
         except click.ClickException as exc:  # the one-line error format of every command
             echo(f"speechannotator: error: {exc.message}", err=True)
@@ -126,7 +128,7 @@ def config_overrides(flags: dict[str, Any]) -> dict[str, Any]:
 @click.option(
     "--timeline",
     type=click.Path(exists=True, path_type=Path),
-    help="Reference timeline (output JSON, SegLST or RTTM; a folder holds <stem>.<ext> per input): "
+    help="Reference timeline (output JSON, SegLST, RTTM or STM; a folder holds <stem>.<ext> per input): "
     "replaces diarization and ASR.",
 )
 @click.option("--num-speakers", type=int, help="Exact number of speakers.")
@@ -202,53 +204,14 @@ def annotate(
     if verbose:  # the same as `speechannotator -v annotate`
         logging.getLogger().setLevel(logging.DEBUG)
     from .output.files import OutputError
-    from .output.table import render
 
-    if (flags.get("llm") or "").startswith("local") and (flags.get("llm_url") or flags.get("llm_model")):
-        _fail("--llm", "choose either --llm local or --llm-url, not both")
-        sys.exit(2)
-    try:
-        over = config_overrides(flags)
-    except ValueError as exc:
-        _fail("--llm", str(exc))
-        sys.exit(2)
-    try:
-        config = load_config(config_path, over)
-    except Exception as exc:  # pydantic / TOML errors: one line
-        _fail(config_path or "settings", str(exc).splitlines()[0])
-        sys.exit(2)
+    config = _annotate_config(config_path, flags)
 
     from .engine import RayOptions, annotate_corpus
 
-    def report(item, result) -> None:
-        if result.status == "failed":
-            _fail(item.source if item is not None else result.id, result.error or "failed")
-            return
-        where = item.source if item is not None else result.id
-        for text in (result.notes, result.warning):
-            if text:
-                warning(where, text)
-        if result.status == "no_speech":
-            warning(where, result.error)
-            return
-        if show and item is not None:
-            from .schema import SegmentRecord
-
-            data = json.loads((out_dir / f"{item.id}.json").read_text(encoding="utf-8"))
-            note = " (already complete, skipped)" if result.status == "skipped" else ""
-            title = f"{Path(item.path).name} -> {out_dir / (item.id + '.json')}{note}"
-            echo(render([SegmentRecord.model_validate(d) for d in data], title=title))
-
     if config.agents.backend == "local":
-        from .assets import resolve_local_llm
-
-        try:
-            m = resolve_local_llm(config.local_llm.model)
-        except AssetError as exc:  # e.g. --llm local with no local model installed
-            _fail("--llm", str(exc))
-            sys.exit(2)
-        how = "best installed" if config.local_llm.model == "auto" else "as named"
-        echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
+        _announce_local_llm(config)
+    report = _result_reporter(out_dir, show)
     ray_opts = RayOptions(address=ray_address, workers=workers)
     try:
         summary = annotate_corpus(
@@ -289,6 +252,63 @@ def annotate(
     note += f"; no speech found in {len(summary.no_speech)}" if summary.no_speech else ""
     echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)
     sys.exit(1 if summary.failed or summary.partial else 0)
+
+
+def _annotate_config(config_path: Path | None, flags: dict[str, Any]) -> Config:
+    """The run's settings from the file and the flags; a bad combination or value exits with status 2."""
+    if (flags.get("llm") or "").startswith("local") and (flags.get("llm_url") or flags.get("llm_model")):
+        _fail("--llm", "choose either --llm local or --llm-url, not both")
+        sys.exit(2)
+    try:
+        over = config_overrides(flags)
+    except ValueError as exc:
+        _fail("--llm", str(exc))
+        sys.exit(2)
+    try:
+        return load_config(config_path, over)
+    except Exception as exc:  # pydantic / TOML errors: one line
+        _fail(config_path or "settings", str(exc).splitlines()[0])
+        sys.exit(2)
+
+
+def _announce_local_llm(config: Config) -> None:
+    """Name the local model the run will use; none installed exits with status 2."""
+    from .assets import resolve_local_llm
+
+    try:
+        m = resolve_local_llm(config.local_llm.model)
+    except AssetError as exc:  # e.g. --llm local with no local model installed
+        _fail("--llm", str(exc))
+        sys.exit(2)
+    how = "best installed" if config.local_llm.model == "auto" else "as named"
+    echo(f"agents: local LLM {m.title} ({how}; served by llama.cpp on 127.0.0.1)", err=True)
+
+
+def _result_reporter(out_dir: Path, show: bool) -> Callable[[Any, Any], None]:
+    """What `annotate` prints as each recording finishes: its error or warnings, and with
+    `show` its segments."""
+    from .output.table import render
+
+    def report(item, result) -> None:
+        if result.status == "failed":
+            _fail(item.source if item is not None else result.id, result.error or "failed")
+            return
+        where = item.source if item is not None else result.id
+        for text in (result.notes, result.warning):
+            if text:
+                warning(where, text)
+        if result.status == "no_speech":
+            warning(where, result.error)
+            return
+        if show and item is not None:
+            from .schema import SegmentRecord
+
+            data = json.loads((out_dir / f"{item.id}.json").read_text(encoding="utf-8"))
+            note = " (already complete, skipped)" if result.status == "skipped" else ""
+            title = f"{Path(item.path).name} -> {out_dir / (item.id + '.json')}{note}"
+            echo(render([SegmentRecord.model_validate(d) for d in data], title=title))
+
+    return report
 
 
 def _confidence_bounds(values: tuple[str, ...]) -> dict[str, float]:

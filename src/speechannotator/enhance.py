@@ -190,8 +190,9 @@ def _sessions(archive: str) -> tuple:
             with tarfile.open(archive) as tar:
                 for m in tar.getmembers():
                     name = m.name.rsplit("/", 1)[-1]
-                    if name.endswith(".onnx"):
-                        graphs[name[:-5]] = tar.extractfile(m).read()  # type: ignore[union-attr]
+                    member = tar.extractfile(m) if name.endswith(".onnx") else None  # None: not a regular file
+                    if member is not None:
+                        graphs[name[:-5]] = member.read()
             opts = ort.SessionOptions()
             # One core per enhancement stream: the streams are the parallelism.
             opts.intra_op_num_threads = 1

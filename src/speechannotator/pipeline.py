@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import agents
 from .audio import Audio, AudioError, fingerprint, load_audio
@@ -27,6 +27,7 @@ from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
 from .output.write import output_path, stored_records, write
+from .records import Evidence
 from .schema import SegmentRecord, choose_label_language, has_cjk
 from .stages import StageContext, StageName
 
@@ -93,11 +94,12 @@ def owner_conflict(store: StateStore, rec: str, path: Path, fp: str) -> str | No
 def run_timeline(ctx: StageContext) -> None:
     """Stages 3-6: a reference timeline (fixed-timeline setting) or recovery from the audio;
     the label language is chosen here, once, from the segment table."""
-    cfg, info = ctx.config, {}
+    cfg, audio = ctx.config, ctx.require_audio()
+    info: dict[str, Any] = {}
     if ctx.timeline is not None:
         from .frontend.reference import load_reference_timeline
 
-        segments = load_reference_timeline(ctx.timeline, ctx.rec, duration=ctx.audio.duration)
+        segments = load_reference_timeline(ctx.timeline, ctx.rec, duration=audio.duration)
         for s in segments:
             s.language = "zh" if has_cjk(s.text) else (cfg.asr.language or "en")
             s.language_probability = 1.0
@@ -105,7 +107,7 @@ def run_timeline(ctx: StageContext) -> None:
     else:
         from .frontend.timeline import recover_timeline
 
-        result = recover_timeline(ctx.audio.samples, ctx.audio.sample_rate, cfg, ctx.on_stage)
+        result = recover_timeline(audio.samples, audio.sample_rate, cfg, ctx.on_stage)
         segments = result.segments
         ctx.timings.update(result.timings)  # vad, diarize, transcribe, refine
         info.update(result.info, timings=result.timings)
@@ -122,17 +124,18 @@ def run_priors(ctx: StageContext) -> None:
 
     store, rec, cfg = ctx.store, ctx.rec, ctx.config
     segments = store.segments(rec)
-    evidence = []
+    evidence: list[Evidence] = []
     work = PriorsWork()
     if cfg.agents.priors and segments:
+        audio = ctx.require_audio()
         enhanced = None
         if cfg.priors.enhance:
             t = time.perf_counter()
-            enhanced = enhance_speech(ctx.audio, [(s.start, s.end) for s in segments], cfg.priors, work)
+            enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
         t = time.perf_counter()
         evidence = extract_priors(
-            ctx.audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
+            audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
         )
         ctx.timings["extract_priors"] = time.perf_counter() - t
     info = {

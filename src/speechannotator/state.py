@@ -104,6 +104,13 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def _inserted_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT on `cur` just made (sqlite3 types it Optional: None before any)."""
+    if cur.lastrowid is None:
+        raise RuntimeError("the INSERT made no row")
+    return cur.lastrowid
+
+
 def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
@@ -386,9 +393,10 @@ class StateStore:
                     _dump(asdict(anchor)) if anchor else "",
                 ),
             )
-            if made is not None and made != cur.lastrowid:  # rolled back with the transaction
-                raise RuntimeError(f"decision id {cur.lastrowid} does not match the key {key}")
-            return int(cur.lastrowid)
+            row_id = _inserted_id(cur)
+            if made is not None and made != row_id:  # rolled back with the transaction
+                raise RuntimeError(f"decision id {row_id} does not match the key {key}")
+            return row_id
 
     @staticmethod
     def _next_sequence(c: sqlite3.Connection) -> int:
@@ -419,7 +427,7 @@ class StateStore:
                 "INSERT INTO voice_decisions (action, voice, data, who, at, note) VALUES (?,?,?,?,?,?)",
                 (action, voice, _dump(payload), who, time.time(), note),
             )
-            return int(cur.lastrowid)
+            return _inserted_id(cur)
 
     def voice_decisions(self) -> list[VoiceDecision]:
         """Every corpus voice decision, oldest first."""

@@ -10,6 +10,7 @@ from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, s
 
 from speechannotator import agents  # noqa: E402
 from speechannotator.agents.rules import RulesBackend  # noqa: E402
+from speechannotator.atomic import TEMP_PREFIX  # noqa: E402
 from speechannotator.output.finalize import canonical_emotion, finalize, regularize, tag_transcript  # noqa: E402
 from speechannotator.records import Prediction, Word  # noqa: E402
 from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402
@@ -122,4 +123,4 @@ def test_the_write_stage_rebuilds_the_json_from_the_state(tmp_path):
     out = tmp_path / f"{REC}.json"
     write(StageContext(store, REC, config(), output=out))  # no backend needed: finalize already ran
     assert json.loads(out.read_text(encoding="utf-8")) == [r.ordered() for r in recs]
-    assert not list(tmp_path.glob(".*.tmp-*"))
+    assert not list(tmp_path.glob(f"{TEMP_PREFIX}*"))

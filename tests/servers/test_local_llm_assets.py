@@ -9,6 +9,7 @@ import pytest
 
 from speechannotator import assets
 from speechannotator.assets import AssetError, LocalLLM, local_llm_gguf
+from speechannotator.atomic import TEMP_PREFIX
 from speechannotator.servers.local_llm import choose_threads
 
 
@@ -39,7 +40,7 @@ def test_parts_join_in_order_and_the_stamp_skips_rehashing(tmp_path, monkeypatch
     path = local_llm_gguf("fake")
     assert path.read_bytes() == b"GGUF-first-second-third"
     assert path.with_name("fake.gguf.sha256").exists()
-    assert not list(path.parent.glob("*.partial-*"))
+    assert not list(path.parent.glob(f"{TEMP_PREFIX}*"))
     assert local_llm_gguf("fake", prepare=False) == path
     for i in range(1, 4):
         sys.modules.pop(f"fake_llm_part{i}", None)

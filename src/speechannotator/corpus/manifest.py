@@ -7,9 +7,9 @@ audio through it. Reruns merge into it by id; lines are sorted by id, so it is r
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from .item import CorpusItem
 
 MANIFEST_FILE = "corpus.jsonl"
@@ -29,7 +29,4 @@ def write_manifest(out_dir: str | Path, items: list[CorpusItem]) -> Path:
     merged = read_manifest(out)
     merged.update({i.id: i for i in items})
     path = out / MANIFEST_FILE
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(merged[k].dumps() + "\n" for k in sorted(merged)), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, "".join(merged[k].dumps() + "\n" for k in sorted(merged)))

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from ..priors.channel import TELEPHONE_MAX_HZ, effective_bandwidth_hz
 from .item import load_item_audio
 from .voice_decisions import Group, read_voice_decisions, replay
 from .voice_registry import SPEAKERS_FILE, _read_jsonl, read_registry
+
+if TYPE_CHECKING:
+    from ..frontend.campplus import CamPlusEncoder
 
 # Cosine similarity of two recordings' speaker centroids (compared in their common band) above
 # which they are one voice. Measured on the real-voice set (speaker_threshold.py, in git history:
@@ -230,6 +233,7 @@ def _centroids(out: Path, view, encoder) -> list[Centroid]:
                     np.array(c["vector"]), np.array(c["narrow"]), c["seconds"], bool(c["telephone"])
                 )
                 for c in cached
+                if c is not None
             }
         else:
             found = speaker_centroids(load_item_audio(rec.item).samples, records, encoder) if records else {}
@@ -303,8 +307,8 @@ def _names(
         key=lambda t: (-t[0], t[1], t[2]),
     )
     used: set[str] = {n for n in names if n}
-    for sim, name, i in pairs:  # best matches first, one to one
-        if sim >= threshold and names[i] is None and name not in used:
+    for score, name, i in pairs:  # best matches first, one to one
+        if score >= threshold and names[i] is None and name not in used:
             names[i] = name
             used.add(name)
     lasting = [r for r in previous if not r.get("provisional")]
@@ -340,7 +344,7 @@ class _LazyEncoder:
 
     def __init__(self, device: str):
         self.device = device
-        self._encoder = None
+        self._encoder: CamPlusEncoder | None = None
 
     def embed(self, audio16k: np.ndarray, spans: list[tuple[float, float]]) -> np.ndarray:
         if self._encoder is None:

@@ -51,7 +51,7 @@ def replay(groups: list[Group], decisions: list[VoiceDecision]) -> list[Group]:
         elif d.action == SPLIT:
             member = d.data.get("member")
             holder = next((g for g in groups if member in g.members), None)
-            if holder is None:
+            if not isinstance(member, str) or holder is None:
                 continue
             holder.members.remove(member)
             groups = [g for g in groups if g.members] + [Group([member], d.voice)]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from ..config import Config
 from ..corpus.item import CorpusItem
 from .item_run import ItemResult
@@ -115,7 +116,8 @@ def _enable_token_mode() -> None:
     so they are reloaded too (what `ray start` itself does when it finds a token)."""
     os.environ["RAY_AUTH_MODE"] = "token"
     try:
-        from ray._raylet import Config
+        # A private, compiled module whose stub does not list Config (hence the AttributeError below).
+        from ray._raylet import Config  # type: ignore[attr-defined]
 
         Config.initialize("")
     except (ImportError, AttributeError):  # another Ray: it reads the variable when it connects
@@ -218,9 +220,7 @@ def run_ray(
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / RUN_MANIFEST
-    tmp = manifest.with_name(f"{manifest.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(json.dumps({"item": i.dumps()}) + "\n" for i in items), encoding="utf-8")
-    os.replace(tmp, manifest)
+    write_text_atomic(manifest, "".join(json.dumps({"item": i.dumps()}) + "\n" for i in items))
 
     logging.getLogger("ray.data").setLevel(logging.WARNING)  # its plan and progress lines would break our bar
     started = _connect(opts)

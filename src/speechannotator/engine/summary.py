@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from .item_run import ItemResult
 
 SUMMARY_FILE = "summary.json"
@@ -74,7 +74,4 @@ class CorpusSummary:
 
     def write(self, out_dir: str | Path) -> Path:
         path = Path(out_dir) / SUMMARY_FILE
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return write_text_atomic(path, json.dumps(self.to_json(), ensure_ascii=False, indent=2) + "\n")

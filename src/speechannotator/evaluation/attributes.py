@@ -61,8 +61,8 @@ def match_segments(ref: Sequence[Mapping], hyp: Sequence[Mapping], min_iou: floa
             spans.append((s, e, j))
     used: set[int] = set()
     for i, r in enumerate(ref):
-        key = (_ms(r, "start_time"), _ms(r, "end_time"))
-        cands = [j for j in exact.get(key, []) if j not in used]  # type: ignore[arg-type]
+        s, e = _ms(r, "start_time"), _ms(r, "end_time")
+        cands = [j for j in exact.get((s, e), []) if j not in used] if s is not None and e is not None else []
         if cands:
             out[i] = cands[0]
             used.add(cands[0])
@@ -118,7 +118,7 @@ class AttributeScores:
         means = self.field_means(tallies)
         out = {}
         for g in Group:
-            vals = [means[f] for f, fg in FIELD_GROUPS.items() if fg == g and means[f] is not None]
+            vals = [m for f, fg in FIELD_GROUPS.items() if fg == g and (m := means[f]) is not None]
             out[g.value] = float(np.mean(vals)) if vals else None
         return out
 
@@ -141,6 +141,20 @@ class AttributeScores:
         }
 
 
+Records = Sequence[Mapping]
+
+
+def _by_recording(
+    ref: Mapping[str, Records] | Records, hyp: Mapping[str, Records] | Records
+) -> tuple[Mapping[str, Records], Mapping[str, Records]]:
+    """{name: records} for both sides; two record lists are one recording."""
+    if isinstance(ref, Mapping) and isinstance(hyp, Mapping):
+        return ref, hyp
+    if not isinstance(ref, Mapping) and not isinstance(hyp, Mapping):
+        return {"recording": ref}, {"recording": hyp}
+    raise TypeError("give the reference and the hypothesis both as record lists or both as {name: records}")
+
+
 def score_attributes(
     ref_records: Mapping[str, Sequence[Mapping]] | Sequence[Mapping],
     hyp_records: Mapping[str, Sequence[Mapping]] | Sequence[Mapping],
@@ -148,14 +162,12 @@ def score_attributes(
 ) -> AttributeScores:
     """Score hypothesis records against reference records (one recording as lists, or
     several as {name: records}; a recording without hypothesis scores 0 throughout)."""
-    if not isinstance(ref_records, Mapping):
-        ref_records, hyp_records = {"recording": ref_records}, {"recording": hyp_records}  # type: ignore[dict-item]
-    assert isinstance(hyp_records, Mapping)
+    refs_by, hyps_by = _by_recording(ref_records, hyp_records)
     scores = AttributeScores(encoder.name if encoder is not None else "none")
     # (recording, field, ref text, hyp text) for open fields, encoded in one pass below.
     pending: list[tuple[str, str, str, str]] = []
-    for name in sorted(ref_records):
-        refs, hyps = ref_records[name], hyp_records.get(name, [])
+    for name in sorted(refs_by):
+        refs, hyps = refs_by[name], hyps_by.get(name, [])
         tallies = scores.per_recording.setdefault(name, {f: FieldTally() for f in FIELDS})
         matches = match_segments(refs, hyps)
         scores.segments += len(refs)

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from ..audio import AUDIO_EXTENSIONS
 from .attributes import score_attributes
 from .encoders import CachedEncoder, Encoder
-from .io import EvalInputError, Sessions, _from_output_json
+from .io import EvalInputError, Sessions, sessions_from_json
 from .report import VariantRuns, write_report
 from .timeline import DEFAULT_COLLAR, score_sessions
 
@@ -149,11 +149,11 @@ class BenchRunner:
         return out
 
     def _timeline(self, outputs: dict[str, list[dict]]) -> dict[str, float | None]:
-        ref: Sessions = {c.name: _from_output_json(c.reference, c.records)[c.reference.stem] for c in self.cases}
+        ref: Sessions = {c.name: sessions_from_json(c.reference, c.records)[c.reference.stem] for c in self.cases}
         hyp: Sessions = {}
         for name, recs in outputs.items():
             try:
-                hyp[name] = _from_output_json(Path(f"{name}.json"), recs)[name] if recs else []
+                hyp[name] = sessions_from_json(Path(f"{name}.json"), recs)[name] if recs else []
             except EvalInputError as exc:
                 log.error("unreadable timeline output %s: %s", name, exc)
                 hyp[name] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from .io import EvalInputError
+from .tokenize import UnitChoice
 
 
 def _fmt(v: float | None) -> str:
@@ -55,7 +56,7 @@ def eval_group() -> None:
 
 
 @eval_group.command("timeline")
-@_input_option("--ref", "Reference file or folder (output-format JSON, SegLST or STM).")
+@_input_option("--ref", "Reference file or folder (output-format JSON, SegLST, RTTM or STM).")
 @_input_option("--hyp", "Hypothesis file or folder; recordings are matched by name.")
 @_collar_option
 @click.option(
@@ -73,12 +74,12 @@ def eval_group() -> None:
     help="fast: rapidfuzz Levenshtein for CER/cpCER (same counts), meeteval for tcpCER.",
 )
 @_json_option
-def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: str, engine: str, as_json: bool) -> None:
+def timeline_cmd(ref: Path, hyp: Path, collar: float, unit: UnitChoice, engine: str, as_json: bool) -> None:
     """CER, cpCER and tcpCER (or WER variants) per recording and pooled."""
     from .timeline import score_timeline
 
     try:
-        scores = score_timeline(ref, hyp, collar=collar, unit=unit, engine=engine)  # type: ignore[arg-type]
+        scores = score_timeline(ref, hyp, collar=collar, unit=unit, engine=engine)
     except (EvalInputError, ValueError) as exc:
         _fail(exc)
     if as_json:

@@ -160,7 +160,7 @@ class OpenAIEmbeddingEncoder:
         self.name = f"openai:{model}@{url}"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        rows = []
+        rows: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
             resp = self._client.embeddings.create(model=self.model, input=list(texts[i : i + self.batch_size]))
             rows.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))

@@ -1,9 +1,10 @@
-"""Loaders for Timeline-Eval and attribute scoring: output-format JSON, SegLST, STM.
+"""Loaders for Timeline-Eval and attribute scoring.
 
-A path is a file or a folder; sessions (recordings) are keyed by file stem for the output
-format and by ``session_id`` / the STM file field for SegLST and STM. Times become exact
-``Decimal`` seconds (milliseconds / 1000 for the output format), as meeteval's own loaders do,
-so that collar decisions never depend on float rounding.
+Timelines (output-format JSON, SegLST, RTTM, STM) are read by the package's one timeline reader
+(speechannotator/timelines.py), which keeps times as exact ``Decimal`` seconds (milliseconds /
+1000 for the output format), as meeteval's own loaders do, so that collar decisions never depend
+on float rounding. A path is a file or a folder; sessions (recordings) are keyed by
+``session_id`` / the RTTM or STM file field, and by the file's name where the format names none.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import json
 import logging
 import math
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from ..timelines import TIMELINE_SUFFIXES, TimelineError, Turn, read_timeline, session_name, turns_from_json
 
-TIMELINE_SUFFIXES = (".json", ".stm")
+log = logging.getLogger(__name__)
 
 
 class EvalInputError(ValueError):
@@ -46,26 +47,6 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
     return files
 
 
-def _stem(path: Path) -> str:
-    name = path.name
-    for suffix in (".seglst.json", ".json", ".stm"):
-        if name.lower().endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
-
-
-def _seconds(value: object, where: str) -> Decimal:
-    if isinstance(value, bool) or value is None:
-        raise EvalInputError(f"{where}: time {value!r} is not a number")
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation as exc:
-        raise EvalInputError(f"{where}: time {value!r} is not a number") from exc
-    if not d.is_finite():  # NaN / Infinity parse as Decimals (and JSON allows them)
-        raise EvalInputError(f"{where}: time {value!r} is not a finite number")
-    return d
-
-
 def _read_json(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -73,77 +54,33 @@ def _read_json(path: Path) -> object:
         raise EvalInputError(f"{path}: not readable JSON ({exc})") from exc
 
 
-def _is_seglst(items: list) -> bool:
-    return bool(items) and isinstance(items[0], dict) and "words" in items[0]
-
-
-def _from_output_json(path: Path, items: list) -> Sessions:
-    segs = []
-    for i, item in enumerate(items):
-        where = f"{path} segment {i}"
-        if not isinstance(item, dict):
-            raise EvalInputError(f"{where}: not an object")
-        missing = [k for k in ("speaker_id", "text", "start_time", "end_time") if k not in item]
-        if missing:
-            raise EvalInputError(f"{where}: missing {', '.join(missing)}")
-        start = _seconds(item["start_time"], where) / 1000
-        end = _seconds(item["end_time"], where) / 1000
-        segs.append(TimelineSegment(str(item["speaker_id"]), start, end, str(item["text"] or "")))
-    return {_stem(path): segs}
-
-
-def _from_seglst(path: Path, items: list) -> Sessions:
+def _sessions(turns: list[Turn], path: Path) -> Sessions:
+    """Turns by session; turns of no named session, and a file without turns, are the file's recording."""
     out: Sessions = {}
-    for i, item in enumerate(items):
-        where = f"{path} segment {i}"
-        if not isinstance(item, dict) or not {"words", "start_time", "end_time", "speaker"} <= set(item):
-            raise EvalInputError(f"{where}: SegLST needs words, speaker, start_time, end_time")
-        session = str(item.get("session_id", _stem(path)))
-        seg = TimelineSegment(
-            str(item["speaker"]),
-            _seconds(item["start_time"], where),
-            _seconds(item["end_time"], where),
-            str(item["words"] or ""),
-        )
-        out.setdefault(session, []).append(seg)
-    return out
+    for t in turns:
+        seg = TimelineSegment(t.speaker, t.start_time, t.end_time, t.words)
+        out.setdefault(t.session_id or session_name(path), []).append(seg)
+    return out or {session_name(path): []}
 
 
-def _from_stm(path: Path) -> Sessions:
-    out: Sessions = {}
+def sessions_from_json(path: Path, items: object) -> Sessions:
+    """Sessions of JSON items already read from `path` (output format or SegLST)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalInputError(f"{path}: not readable ({exc})") from exc
-    for n, line in enumerate(lines, 1):
-        if not line.strip() or line.startswith(";;"):
-            continue
-        parts = line.split(maxsplit=5)
-        if len(parts) < 5:
-            raise EvalInputError(f"{path} line {n}: STM needs 'session channel speaker start end [text]'")
-        session, _channel, speaker, start, end = parts[:5]
-        text = parts[5] if len(parts) > 5 else ""
-        if text.startswith("<"):  # optional <label> column
-            text = text.split(">", 1)[1] if ">" in text else ""
-        where = f"{path} line {n}"
-        out.setdefault(session, []).append(
-            TimelineSegment(speaker, _seconds(start, where), _seconds(end, where), text.strip())
-        )
-    return out
+        return _sessions(turns_from_json(items), path)
+    except TimelineError as exc:
+        raise EvalInputError(f"{path} {exc}") from None
 
 
 def load_timeline_file(path: str | Path) -> Sessions:
     p = Path(path)
-    if p.suffix.lower() == ".stm":
-        return _from_stm(p)
-    data = _read_json(p)
-    if not isinstance(data, list):
-        raise EvalInputError(f"{p}: expected a JSON array (output format or SegLST)")
-    return _from_seglst(p, data) if _is_seglst(data) else _from_output_json(p, data)
+    try:
+        return _sessions(read_timeline(p), p)
+    except TimelineError as exc:  # its message opens with the item or line at fault
+        raise EvalInputError(f"{p} {exc}") from None
 
 
 def load_timeline(path: str | Path) -> Sessions:
-    """Load one file or every .json/.stm file of a folder into sessions."""
+    """Load one file or every timeline file (.json, .rttm, .stm) of a folder into sessions."""
     out: Sessions = {}
     for f in _files(Path(path), TIMELINE_SUFFIXES):
         for session, segs in load_timeline_file(f).items():
@@ -169,7 +106,7 @@ def load_records(path: str | Path) -> dict[str, list[dict]]:
                 v = item.get(key)
                 if isinstance(v, float) and not math.isfinite(v):
                     raise EvalInputError(f"{f} segment {i}: {key} {v!r} is not a finite number")
-        out[_stem(f)] = data
+        out[session_name(f)] = data
     return out
 
 

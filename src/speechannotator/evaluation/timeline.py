@@ -235,6 +235,8 @@ def score_timeline(
     sessions, or two segment lists of one recording."""
     if isinstance(ref, list) and isinstance(hyp, list):
         return score_sessions({"recording": ref}, {"recording": hyp}, collar=collar, unit=unit, engine=engine)
+    if isinstance(ref, list) or isinstance(hyp, list):
+        raise TypeError("a segment list is scored against another segment list, not against sessions or a path")
     ref_s = ref if isinstance(ref, dict) else load_timeline(ref)
     hyp_s = hyp if isinstance(hyp, dict) else load_timeline(hyp)
     names = pair_sessions(

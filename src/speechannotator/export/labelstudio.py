@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from ..atomic import write_text_atomic
 from ..schema import AGE_VALUES, FIELDS, GENDER_VALUES, NONE_VALUE
 from .audio_source import recording_samples
 from .corpus_view import ExportRecording
-from .rows import write_text_atomic
 
 LOCAL_FILES_PREFIX = "/data/local-files/?d="
 

@@ -75,6 +75,10 @@ def _state_number(name: str) -> Callable[[SegmentSources], float | None]:
     return get
 
 
+def _confidence(field: str) -> Callable[[SegmentSources], float | None]:
+    return lambda s: s.confidence.get(field)
+
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -127,7 +131,7 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
     Column("language_prob", "prob", "language identification probability", _state_number("language_probability"), 0, 1),
     Column("chars_per_s", "1/s", "letters and digits per second of the transcript", _chars_per_s, 0.0, None),
     Column("words_per_s", "1/s", "words (CJK: characters) per second", _words_per_s, 0.0, None),
-) + tuple(Column(f"conf_{f}", "", f"confidence of {f}", (lambda s, f=f: s.confidence.get(f)), 0.0, 1.0) for f in FIELDS)
+) + tuple(Column(f"conf_{f}", "", f"confidence of {f}", _confidence(f), 0.0, 1.0) for f in FIELDS)
 
 # When a segment is a poor TTS training example: reason -> (column, test, limit). Defaults follow
 # common TTS curation (Emilia keeps DNSMOS >= 3.0; 1-30 s clips); a column without a value never

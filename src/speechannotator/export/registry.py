@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..output.files import write_text_atomic
+from ..atomic import write_text_atomic
 from .audio_source import ClipOptions
 from .corpus_view import ExportFilter
 

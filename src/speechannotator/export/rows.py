@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from .corpus_view import ExportRecording, ExportSegment
 
 
@@ -26,14 +26,6 @@ def segment_row(rec: ExportRecording, seg: ExportSegment) -> dict[str, Any]:
         "confidence": dict(sorted(seg.confidence.items())),
         **seg.quality,  # export/quality.py: quality and confidence columns, tts_issues (None: no source)
     }
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from .corpus_view import ExportRecording
-from .rows import write_text_atomic
 
 
 def _stamp(seconds: float, sep: str) -> str:

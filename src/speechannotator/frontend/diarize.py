@@ -247,7 +247,7 @@ def _to_turns(binary: np.ndarray, score: np.ndarray, cfg: DiarizationConfig, dur
     speech.sort(key=lambda u: (u.start, u.speaker))
     # Exclusive turns: in each frame the active speaker with the highest score; runs shorter
     # than min_turn_s inside speech are absorbed by their neighbours.
-    active = cleaned.any(axis=1)
+    active = np.asarray(cleaned.any(axis=1))
     top = np.where(cleaned, score, -1.0).argmax(axis=1)
     top = _absorb(top, active, int(round(cfg.min_turn_s / step)))
     multi = cleaned.sum(axis=1) > 1

@@ -1,34 +1,20 @@
 """Reference timelines for the fixed-timeline setting (`--timeline REF`).
 
-Accepted: the output JSON format (integer ms, speaker_id, text), meeteval SegLST (seconds,
-speaker, words, session_id) and RTTM (speaker turns; the orthography column may carry text,
-with '_' for spaces). A file holding several sessions is filtered by the recording's stem.
+Read by the package's one timeline reader (speechannotator/timelines.py): the output JSON,
+meeteval SegLST, RTTM and STM. A file holding several sessions is filtered by the recording's
+name; here the turns are checked against the audio and become the recording's segments.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
 from ..records import Segment, segment_key
+from ..timelines import TimelineError, Turn, read_timeline
 
 
 class ReferenceError(ValueError):
     pass
-
-
-Row = tuple[float, float, str, str, str]  # start, end, speaker, text, where in the file ("item 3", "line 7")
-
-
-def _number(d: dict, name: str, where: str) -> float:
-    if name not in d:
-        raise ReferenceError(f"{where}: missing {name}")
-    try:
-        value = float(d[name])
-    except (TypeError, ValueError):
-        raise ReferenceError(f"{where}: {name} {d[name]!r} is not a number") from None
-    return value
 
 
 def recording_names(rec: str) -> list[str]:
@@ -38,94 +24,23 @@ def recording_names(rec: str) -> list[str]:
     return ["/".join(parts[i:]) for i in range(len(parts))]
 
 
-def _session_filter(found: set, stem: str, what: str) -> str | None:
-    """The session to keep rows of (None: all); a file for one other recording is refused."""
+def _of_recording(turns: list[Turn], stem: str) -> list[Turn]:
+    """The turns of recording `stem`: a file naming one other session is refused, a file naming
+    several keeps the session that is the recording's name (turns without a session stay)."""
+    found = {t.session_id for t in turns if t.session_id is not None}
     names = recording_names(stem)
     if len(found) == 1:
         (other,) = found
         if other not in names:
             raise ReferenceError(
-                f"holds only {what} {other!r}, not this recording {stem!r}; pass the reference for "
+                f"holds only session {other!r}, not this recording {stem!r}; pass the reference for "
                 f"{stem!r} (or a folder holding {stem}.<ext>)"
             )
-        return None
+        return turns
     if len(found) > 1:
-        return next((n for n in names if n in found), stem)
-    return None
-
-
-def _from_json(data: list, stem: str) -> list[Row]:
-    rows = []
-    if not isinstance(data, list):
-        raise ReferenceError("expected a JSON array of segments")
-    sessions = {str(d["session_id"]) for d in data if isinstance(d, dict) and d.get("session_id") is not None}
-    keep = _session_filter(sessions, stem, "session")
-    for i, d in enumerate(data):
-        where = f"item {i}"
-        if not isinstance(d, dict):
-            raise ReferenceError(f"{where} is not an object")
-        if "speaker_id" in d:  # output format, milliseconds
-            rows.append(
-                (
-                    _number(d, "start_time", where) / 1000,
-                    _number(d, "end_time", where) / 1000,
-                    str(d["speaker_id"]),
-                    str(d.get("text") or ""),
-                    where,
-                )
-            )
-        elif "speaker" in d:  # SegLST, seconds
-            if keep is not None and str(d.get("session_id")) != keep:
-                continue
-            words = d.get("words", "")
-            rows.append(
-                (
-                    _number(d, "start_time", where),
-                    _number(d, "end_time", where),
-                    str(d["speaker"]),
-                    " ".join(map(str, words)) if isinstance(words, list) else str(words or ""),
-                    where,
-                )
-            )
-        else:
-            raise ReferenceError(f"{where} has neither speaker_id nor speaker")
-    return rows
-
-
-def _from_rttm(text: str, stem: str) -> list[Row]:
-    rows = []
-    parsed = []
-    for n, line in enumerate(text.splitlines(), 1):
-        parts = line.split()
-        if not parts or parts[0] != "SPEAKER":
-            continue
-        if len(parts) < 8:
-            raise ReferenceError(f"line {n} has {len(parts)} fields, expected at least 8")
-        parsed.append((n, parts))
-    keep = _session_filter({parts[1] for _, parts in parsed}, stem, "file id")
-    for n, parts in parsed:
-        if keep is not None and parts[1] != keep:
-            continue
-        try:
-            start, dur = float(parts[3]), float(parts[4])
-        except ValueError:
-            raise ReferenceError(f"line {n}: times {parts[3]!r} {parts[4]!r} are not numbers") from None
-        words = "" if parts[5] == "<NA>" else parts[5].replace("_", " ")
-        rows.append((start, start + dur, parts[7], words, f"line {n}"))
-    return rows
-
-
-def _read_text(p: Path) -> str:
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ReferenceError(f"cannot read timeline {p}: {exc.strerror}") from exc
-    try:
-        return raw.decode("utf-8-sig")  # a byte-order mark is allowed
-    except UnicodeDecodeError as exc:
-        raise ReferenceError(
-            f"timeline {p.name} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
-        ) from None
+        keep = next((n for n in names if n in found), stem)
+        return [t for t in turns if t.session_id in (None, keep)]
+    return turns
 
 
 def load_reference_timeline(path: str | Path, stem: str, duration: float | None = None) -> list[Segment]:
@@ -133,23 +48,20 @@ def load_reference_timeline(path: str | Path, stem: str, duration: float | None 
 
     With `duration` (the audio's length in seconds), a segment starting after the audio ends
     is an error (the timeline belongs to another recording) and ends past it are clipped.
-    Every error names the file and the item (JSON index) or line (RTTM) at fault.
+    Every error names the file and the item (JSON index) or line (RTTM, STM) at fault.
     """
     p = Path(path)
-    raw = _read_text(p)
     try:
-        if p.suffix.lower() == ".rttm":
-            rows = _from_rttm(raw, stem)
-        else:
-            rows = _from_json(json.loads(raw), stem)
+        turns = _of_recording(read_timeline(p), stem)
+    except TimelineError as exc:  # its message opens with the item or line at fault
+        raise ReferenceError(f"timeline {p.name} {exc}") from None
     except ReferenceError as exc:
         raise ReferenceError(f"timeline {p.name}: {exc}") from None
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ReferenceError(f"timeline {p.name} is malformed: {exc}") from exc
-    if not rows:
+    if not turns:
         raise ReferenceError(f"timeline {p.name} has no segments for {stem!r}")
+    rows = [(float(t.start_time), float(t.end_time), t.speaker, t.words, t.where) for t in turns]
     for a, b, _, _, where in rows:
-        if not (math.isfinite(a) and math.isfinite(b)) or a < 0:
+        if a < 0:
             raise ReferenceError(f"timeline {p.name} {where}: invalid time ({a}, {b})")
         if b <= a:
             raise ReferenceError(f"timeline {p.name} {where}: the segment ends before it starts ({a} >= {b})")

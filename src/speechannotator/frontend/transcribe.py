@@ -32,7 +32,7 @@ per-character timestamps.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,19 +108,19 @@ class _Languages:
     """Language evidence so far, by speaker and overall (weighted by duration x probability)."""
 
     def __init__(self):
-        self.by_speaker: dict[str, Counter] = {}
-        self.overall: Counter = Counter()
+        self.by_speaker: dict[str, defaultdict[str, float]] = {}
+        self.overall: defaultdict[str, float] = defaultdict(float)
 
     def add(self, speaker: str, guess: LanguageGuess, seconds: float) -> None:
         w = seconds * guess.probability
-        self.by_speaker.setdefault(speaker, Counter())[guess.language] += w
+        self.by_speaker.setdefault(speaker, defaultdict(float))[guess.language] += w
         self.overall[guess.language] += w
 
     def fallback(self, speaker: str) -> LanguageGuess | None:
         pool = self.by_speaker.get(speaker) or self.overall
         if not pool:
             return None
-        lang, w = pool.most_common(1)[0]
+        lang, w = max(pool.items(), key=lambda kv: kv[1])  # the first of equals, as most_common
         return LanguageGuess(lang, round(min(0.9, w / sum(pool.values())), 3))
 
 
@@ -283,8 +283,8 @@ class _Decoding:
 
     text: str
     words: list
-    language: str | None
-    language_probability: float | None
+    language: str
+    language_probability: float
 
     @classmethod
     def of(cls, seg: Segment) -> _Decoding:
@@ -406,19 +406,20 @@ class _Transcriber:
         decode) and time windows are used only when all are one language with confidence."""
         cfg = self.cfg
         by_voice = _chunks(self.segments, cfg.chunk_s, self.sr, cfg.pack_gap_s, by_speaker=True)
-        speech: Counter = Counter()
+        speech: defaultdict[str, float] = defaultdict(float)
         for s in self.segments:
             speech[s.speaker] += s.duration
         if len(speech) < 2 or min(speech.values()) >= cfg.thin_voice_s:
             self.stats.windows_by = "speaker"
             return by_voice
-        firsts = {}
+        firsts: dict[str, list[Segment]] = {}
         for g in by_voice:
             firsts.setdefault(g[0].speaker, g)
         guesses = [self.guess(g) for g in firsts.values()]
-        shared = all(
+        first = guesses[0]
+        shared = first is not None and all(
             g is not None
-            and g.language == guesses[0].language
+            and g.language == first.language
             and g.probability >= cfg.shared_language_probability
             and g.runner_up < cfg.mixed_span_probability
             for g in guesses

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..corrections import BOUNDARY_FIELDS, EDITABLE_FIELDS, SPEAKER_FIELD, TEXT_FIELDS
-from ..schema import NONE_VALUE, canonical_closed, closed_value, is_empty_marker
+from ..schema import NONE_VALUE, LabelLanguage, canonical_closed, closed_value, is_empty_marker
 from .finalize import canonical_emotion
 
 MAX_TEXT = 2000  # characters; a transcript or label longer than this is a paste accident
@@ -25,7 +25,7 @@ class EditError(ValueError):
 class EditContext:
     """What validation needs to know about the recording."""
 
-    label_lang: str  # "zh" or "en"
+    label_lang: LabelLanguage
     duration_ms: int
     speakers: tuple[str, ...]  # raw speaker labels in the state
     # The recording's other segments as output rows show them: (key, start ms, end ms, speaker id).

@@ -1,5 +1,5 @@
-"""The output folder: checks that it can hold our files before any work is done, atomic
-writes with short temporary names, and the name rules every output file follows."""
+"""The output folder: checks that it can hold our files before any work is done, the output
+JSON's atomic write, and the name rules every output file follows."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from ..schema import SegmentRecord
 
 
@@ -68,23 +69,11 @@ def check_output_name(out_path: Path) -> None:
 
 
 def write_json_atomic(path: Path, records: Iterable[SegmentRecord]) -> None:
-    """The records as the demo JSON, written atomically (write_text_atomic)."""
-    write_text_atomic(path, json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Readers never see a half-written file; the temporary name is short (a long stem must
-    not overflow NAME_MAX) and removed if the write fails."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    """The records as the demo JSON, written atomically; a failure is a one-line OutputError."""
+    text = json.dumps([r.ordered() for r in records], ensure_ascii=False, indent=2) + "\n"
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        write_text_atomic(path, text)
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         if exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
             raise OutputError(f"{path} is a folder; the output file cannot be written there") from exc
         raise OutputError(f"cannot write {path.name} ({_cause(exc)})") from exc

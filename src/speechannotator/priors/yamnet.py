@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -87,11 +88,12 @@ def _varint(b: bytes, i: int) -> tuple[int, int]:
             return r, i
 
 
-def _fields(b: bytes):
+def _fields(b: bytes) -> Iterator[tuple[int, int | bytes]]:
     i = 0
     while i < len(b):
         key, i = _varint(b, i)
         num, wire = key >> 3, key & 7
+        val: int | bytes
         if wire == 0:
             val, i = _varint(b, i)
         elif wire == 1:
@@ -107,7 +109,7 @@ def _fields(b: bytes):
 
 
 # TensorProto data types (onnx.proto): 1 float, 2 uint8, 3 int8.
-_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8}
+_DTYPES: dict[int, np.dtype] = {1: np.dtype(np.float32), 2: np.dtype(np.uint8), 3: np.dtype(np.int8)}
 
 
 def quant_params(onnx_path: Path) -> dict[str, float]:
@@ -120,17 +122,19 @@ def quant_params(onnx_path: Path) -> dict[str, float]:
     out: dict[str, float] = {}
     data = Path(onnx_path).read_bytes()
     for num, graph in _fields(data):
-        if num != 7:
+        if num != 7 or not isinstance(graph, bytes):
             continue
         for g, tensor in _fields(graph):
-            if g != 5:
+            if g != 5 or not isinstance(tensor, bytes):
                 continue
-            f = {}
+            f: dict[int, int | bytes] = {}
             for t, v in _fields(tensor):
                 f.setdefault(t, v)
-            name = f.get(8, b"").decode()
-            if name in want and 9 in f and f.get(2) in _DTYPES:
-                out[name] = float(np.frombuffer(f[9], dtype=_DTYPES[f[2]])[0])
+            name, kind, raw = f.get(8, b""), f.get(2), f.get(9)
+            if not (isinstance(name, bytes) and isinstance(kind, int) and isinstance(raw, bytes)):
+                continue
+            if name.decode() in want and kind in _DTYPES:
+                out[name.decode()] = float(np.frombuffer(raw, dtype=_DTYPES[kind])[0])
     missing = [w for w in want if w not in out]
     if missing:
         raise ValueError(f"{onnx_path}: quantization constants missing: {', '.join(missing)}")

@@ -12,8 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomic
 from ..export.corpus_view import ExportFilter, corpus_view
-from ..export.rows import write_text_atomic
 from ..export.where import PRESETS
 from . import svg
 

@@ -81,14 +81,14 @@ class _Base:
             def do_POST(self) -> None:
                 owner._handle(self, "POST")
 
+        self._host = host
         self._httpd = ThreadingHTTPServer((host, port), Handler)
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self._host}:{self._httpd.server_port}"
 
     @property
     def url(self) -> str:
@@ -215,8 +215,8 @@ class ScriptedServer(_Base):
     def _handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
         _, body = self._read(h, method)
         if method == "GET":
-            payload = {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
-            self._send(h, 200, json.dumps(payload).encode(), "application/json")
+            models = {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+            self._send(h, 200, json.dumps(models).encode(), "application/json")
             return
         with self._lock:
             index = self._count

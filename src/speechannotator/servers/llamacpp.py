@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import BinaryIO
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -88,7 +89,7 @@ class LlamaServer:
         self.startup_timeout_s = startup_timeout_s
         self._log_path = Path(log_path) if log_path else None
         self._proc: subprocess.Popen | None = None
-        self._log_file = None
+        self._log_file: BinaryIO | None = None
         self.base_url: str | None = None  # http://host:port
 
     @property
@@ -146,16 +147,17 @@ class LlamaServer:
         )
         address = self._read_announcement()
         self.base_url = address.rstrip("/")
-        self._wait_healthy()
+        self._wait_healthy(self.base_url)
         return self
 
     def _read_announcement(self) -> str:
         """The child prints one JSON line with its listening address once the model is loaded."""
         assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
         result: dict = {}
 
         def read() -> None:
-            for raw in self._proc.stdout:  # type: ignore[union-attr]
+            for raw in stdout:
                 line = raw.decode("utf-8", "replace").strip()
                 if line.startswith("{"):
                     try:
@@ -174,13 +176,13 @@ class LlamaServer:
             )
         return str(result["address"])
 
-    def _wait_healthy(self) -> None:
+    def _wait_healthy(self, base_url: str) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if not self.running:
                 raise ServerError(f"llama.cpp server exited during startup: {self.log_tail()}")
             try:
-                with urllib.request.urlopen(self.base_url + "/health", timeout=2) as resp:
+                with urllib.request.urlopen(base_url + "/health", timeout=2) as resp:
                     if resp.status == 200:
                         return
             except (urllib.error.URLError, OSError):

@@ -18,8 +18,10 @@ import io
 import json
 import sys
 import threading
+from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import HTTP
+from email.utils import collapse_rfc2231_value
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -41,9 +43,13 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, list]:
     fields: dict[str, list] = {}
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
+        if isinstance(name, tuple):  # an RFC 2231 encoded name: (charset, language, value)
+            name = collapse_rfc2231_value(name)
         if not name:
             continue
-        payload = part.get_payload(decode=True) or b""
+        payload = part.get_payload(decode=True)
+        if not isinstance(payload, bytes):  # a part without content (or a nested message)
+            payload = b""
         value = payload if part.get_filename() is not None else payload.decode("utf-8", "replace")
         fields.setdefault(name, []).append(value)
     return fields
@@ -60,7 +66,7 @@ def decode_audio(data: bytes, sr: int = 16000) -> np.ndarray:
         try:
             import av
 
-            with av.open(io.BytesIO(data)) as f:
+            with av.open(io.BytesIO(data), mode="r") as f:
                 resampler = av.AudioResampler(format="flt", layout="mono", rate=sr)
                 chunks = [r.to_ndarray().reshape(-1) for fr in f.decode(audio=0) for r in resampler.resample(fr)]
             x, rate = (np.concatenate(chunks)[:, None] if chunks else np.zeros((0, 1), np.float32)), sr
@@ -135,6 +141,34 @@ class WhisperService:
         return out
 
 
+@dataclass(frozen=True)
+class TranscriptionRequest:
+    """A /v1/audio/transcriptions form, checked and its audio decoded."""
+
+    audio: np.ndarray
+    response_format: str  # json, text or verbose_json
+    language: str | None
+    prompt: str | None
+    words: bool  # word timestamps: verbose_json asking for words (or for no granularity at all)
+
+    @classmethod
+    def parse(cls, content_type: str, body: bytes) -> TranscriptionRequest:
+        """The request of a multipart body; BadRequest says what is missing or unsupported."""
+        form = parse_multipart(content_type, body)
+        files = [v for v in form.get("file", []) if isinstance(v, bytes)]
+        if not files:
+            raise BadRequest("missing 'file'")
+        fmt = (form.get("response_format") or ["json"])[0]
+        if fmt not in ("json", "text", "verbose_json"):
+            raise BadRequest(f"unsupported response_format {fmt!r}")
+        granularity = set(form.get("timestamp_granularities[]", []) + form.get("timestamp_granularities", []))
+        audio = decode_audio(files[0])
+        language = (form.get("language") or [None])[0]
+        prompt = (form.get("prompt") or [None])[0]
+        words = fmt == "verbose_json" and ("word" in granularity or not granularity)
+        return cls(audio, fmt, language, prompt, words)
+
+
 def make_handler(service: WhisperService):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -178,27 +212,16 @@ def make_handler(service: WhisperService):
                 return
             body = self.rfile.read(length)
             try:
-                form = parse_multipart(self.headers.get("Content-Type", ""), body)
-                files = [v for v in form.get("file", []) if isinstance(v, bytes)]
-                if not files:
-                    raise BadRequest("missing 'file'")
-                fmt = (form.get("response_format") or ["json"])[0]
-                if fmt not in ("json", "text", "verbose_json"):
-                    raise BadRequest(f"unsupported response_format {fmt!r}")
-                granularity = set(form.get("timestamp_granularities[]", []) + form.get("timestamp_granularities", []))
-                audio = decode_audio(files[0])
-                language = (form.get("language") or [None])[0]
-                prompt = (form.get("prompt") or [None])[0]
+                req = TranscriptionRequest.parse(self.headers.get("Content-Type", ""), body)
             except BadRequest as exc:
                 self._error(400, str(exc))
                 return
             try:
-                result = service.transcribe(
-                    audio, language, prompt, words=fmt == "verbose_json" and ("word" in granularity or not granularity)
-                )
+                result = service.transcribe(req.audio, req.language, req.prompt, words=req.words)
             except Exception as exc:  # model failure: a 500 with the cause, the server stays up
                 self._error(500, f"{exc.__class__.__name__}: {exc}")
                 return
+            fmt = req.response_format
             if fmt == "text":
                 self._send(200, result["text"].encode(), "text/plain; charset=utf-8")
             elif fmt == "json":
@@ -227,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
     server = serve(args.model, args.host, args.port, args.device)
-    print(f"listening on http://{server.server_address[0]}:{server.server_address[1]}/v1", flush=True, file=sys.stderr)
+    print(f"listening on http://{args.host}:{server.server_port}/v1", flush=True, file=sys.stderr)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -143,7 +143,8 @@ class CorpusRows:
     only the recordings a run or a decision touched."""
 
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[tuple, dict[str, Any]]] = {}
+        # rec -> (its version when the row was made; None: a recording without a version yet, row)
+        self._rows: dict[str, tuple[tuple | None, dict[str, Any]]] = {}
 
     def rows(self, store: StateStore) -> list[dict[str, Any]]:
         versions = store.recording_versions()
@@ -224,7 +225,8 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
     force = in_force(placement.placed)
     flags = field_flags(store, rec)
     checked, conf = reviewed_keys(store, rec), confidences(store, rec)
-    segments, speakers = [], {}
+    segments: list[dict[str, Any]] = []
+    speakers: dict[str, dict[str, Any]] = {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
         spk = force[(key, "speaker")].new if (key, "speaker") in force else raw.get(key, out["speaker_id"])
         speakers.setdefault(

@@ -92,7 +92,7 @@ def import_labelstudio(export: Path, out_dir: Path) -> ImportReport:
     """Apply the annotators' answers in ``export`` to the output folder ``out_dir``."""
     state = out_dir / STATE_FILE
     report = ImportReport()
-    work: list[tuple[str, int, str, dict[str, Any], str]] = []  # (when, id, rec, task, who) per annotation
+    work: list[tuple[str, int, str, dict[str, Any], dict[str, Any]]] = []  # (when, id, rec, task, annotation)
     tasks = load_export(export)
     for task in tasks:
         for ann in task.get("annotations") or []:

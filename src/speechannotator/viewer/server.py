@@ -12,7 +12,7 @@ import logging
 import secrets
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -141,23 +141,42 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def make_app(viewer: Viewer) -> ASGIApp:
-    static = resources.files(__package__) / "static"
+async def json_body(request: Request) -> Any:
+    """The request's JSON body, or the 400 answer when it is not JSON (Infinity and NaN refused)."""
+    try:
+        return json.loads(await request.body(), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        return _error(400, f"the body must be JSON: {exc}"[:200])
 
-    def index(request: Request) -> Response:
-        html = (static / "index.html").read_text(encoding="utf-8").replace("{{token}}", viewer.token)
+
+def _rec(request: Request) -> str:
+    rec = request.query_params.get("rec")
+    if not rec:
+        raise data.NotFound("no recording named (?rec=)")
+    return rec
+
+
+class _Routes:
+    """The review page's routes over one Viewer (each a method: make_app names them in the table)."""
+
+    def __init__(self, viewer: Viewer) -> None:
+        self.viewer = viewer
+        self.static = resources.files(__package__) / "static"
+
+    def index(self, request: Request) -> Response:
+        html = (self.static / "index.html").read_text(encoding="utf-8").replace("{{token}}", self.viewer.token)
         return Response(html, media_type="text/html; charset=utf-8")
 
-    def static_file(request: Request) -> Response:
+    def static_file(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in _STATIC:  # a fixed list: nothing else of the package, nothing outside it
             return PlainTextResponse("not found", 404)
-        return Response((static / name).read_bytes(), media_type=_STATIC[name])
+        return Response((self.static / name).read_bytes(), media_type=_STATIC[name])
 
-    def busy_or_raise(rec: str | None, exc: Exception) -> Response:
+    def busy_or_raise(self, rec: str | None, exc: Exception) -> Response:
         """An unexpected fault while a run rewrites the recording is that run's doing: 409, not 500."""
         try:
-            with viewer.reader() as store:
+            with self.viewer.reader() as store:
                 status = data.recording_row(store, rec)["status"] if rec else "complete"
         except Exception:  # noqa: BLE001 - the state itself mid-rewrite
             status = "unknown"
@@ -165,14 +184,7 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return _error(409, f"recording {rec!r} is being annotated ({exc.__class__.__name__}); try again when done")
         raise exc
 
-    async def json_body(request: Request) -> Any:
-        """The request's JSON body, or the 400 answer when it is not JSON (Infinity and NaN refused)."""
-        try:
-            return json.loads(await request.body(), parse_constant=_refuse_constant)
-        except (ValueError, RecursionError) as exc:
-            return _error(400, f"the body must be JSON: {exc}"[:200])
-
-    def write_failed(rec: str, exc: Exception, what: str) -> Response:
+    def write_failed(self, rec: str, exc: Exception, what: str) -> Response:
         """The answer to a write that raised: 404 unknown, 409 busy or stale, 400 refused; any other
         fault is decided by the recording's status (busy_or_raise)."""
         if isinstance(exc, data.NotFound):
@@ -184,9 +196,11 @@ def make_app(viewer: Viewer) -> ASGIApp:
         if isinstance(exc, EditError):
             return _error(400, str(exc))
         log.debug("%s failed", what, exc_info=exc)
-        return busy_or_raise(rec, exc)
+        return self.busy_or_raise(rec, exc)
 
-    def guarded(fn):
+    def guarded(self, fn: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        """A read route whose faults become answers: 404 unknown, 409 busy, 400 refused."""
+
         def endpoint(request: Request) -> Response:
             try:
                 return fn(request)
@@ -200,24 +214,18 @@ def make_app(viewer: Viewer) -> ASGIApp:
                 return _error(404, f"the recording's audio cannot be read: {exc}")
             except Exception as exc:  # noqa: BLE001 - decided by the recording's status
                 log.debug("request failed", exc_info=True)
-                return busy_or_raise(request.query_params.get("rec"), exc)
+                return self.busy_or_raise(request.query_params.get("rec"), exc)
 
         return endpoint
 
-    def _rec(request: Request) -> str:
-        rec = request.query_params.get("rec")
-        if not rec:
-            raise data.NotFound("no recording named (?rec=)")
-        return rec
-
-    def corpus(request: Request) -> Response:
+    def corpus(self, request: Request) -> Response:
         q = request.query_params
         try:
             offset, limit = int(q.get("offset", "0")), int(q.get("limit", str(data.CORPUS_PAGE)))
         except ValueError:
             raise EditError("offset and limit must be integers") from None
-        with viewer.reader() as store:
-            rows = viewer.corpus_rows.rows(store)
+        with self.viewer.reader() as store:
+            rows = self.viewer.corpus_rows.rows(store)
         page = data.corpus_page(
             rows,
             offset=offset,
@@ -228,29 +236,29 @@ def make_app(viewer: Viewer) -> ASGIApp:
             field=q.get("field", ""),
             flag=q.get("flag", "relabeled"),
         )
-        return JSONResponse({**page, "reviewer": viewer.reviewer, "out_dir": str(viewer.out_dir)})
+        return JSONResponse({**page, "reviewer": self.viewer.reviewer, "out_dir": str(self.viewer.out_dir)})
 
-    def recording(request: Request) -> Response:
+    def recording(self, request: Request) -> Response:
         rec = _rec(request)
-        with viewer.reader() as store:
+        with self.viewer.reader() as store:
             payload = data.recording(store, rec)
         try:
-            payload["peaks"] = viewer.decoded(rec)[1]
+            payload["peaks"] = self.viewer.decoded(rec)[1]
         except AudioError as exc:
             payload["peaks"], payload["audio_error"] = [], str(exc)
         return JSONResponse(payload)
 
-    def segment(request: Request) -> Response:
+    def segment(self, request: Request) -> Response:
         key = request.query_params.get("key", "")
-        with viewer.reader() as store:
+        with self.viewer.reader() as store:
             return JSONResponse(data.segment(store, _rec(request), key))
 
-    def audio(request: Request) -> Response:
-        wav, _ = viewer.decoded(_rec(request))
+    def audio(self, request: Request) -> Response:
+        wav, _ = self.viewer.decoded(_rec(request))
         return FileResponse(wav, media_type="audio/wav")  # answers Range requests
 
-    def _window(request: Request) -> tuple[Path, audioview.Window]:
-        wav, _ = viewer.decoded(_rec(request))
+    def _window(self, request: Request) -> tuple[Path, audioview.Window]:
+        wav, _ = self.viewer.decoded(_rec(request))
         try:
             t0, t1 = float(request.query_params.get("t0", "")), float(request.query_params.get("t1", ""))
             columns = int(request.query_params.get("columns", ""))
@@ -258,24 +266,24 @@ def make_app(viewer: Viewer) -> ASGIApp:
             raise audioview.WindowError("t0, t1 (seconds) and columns (an integer) are required") from None
         return wav, audioview.window(wav, t0, t1, columns)
 
-    def window_peaks(request: Request) -> Response:
-        wav, w = _window(request)
+    def window_peaks(self, request: Request) -> Response:
+        wav, w = self._window(request)
         return JSONResponse({"peaks": audioview.window_peaks(wav, w)})
 
-    def spectrogram(request: Request) -> Response:
-        wav, w = _window(request)
+    def spectrogram(self, request: Request) -> Response:
+        wav, w = self._window(request)
         return JSONResponse(audioview.spectrogram(wav, w))
 
-    def output(request: Request) -> Response:
+    def output(self, request: Request) -> Response:
         rec = _rec(request)
-        with viewer.reader() as store:
+        with self.viewer.reader() as store:
             data.recording_row(store, rec)
-        path = output_path(viewer.out_dir, rec).resolve()
-        if not path.is_relative_to(viewer.out_dir.resolve()) or not path.is_file():
+        path = output_path(self.viewer.out_dir, rec).resolve()
+        if not path.is_relative_to(self.viewer.out_dir.resolve()) or not path.is_file():
             return _error(404, f"no output JSON for {rec!r} under the output folder")
         return FileResponse(path, media_type="application/json")
 
-    async def edit(request: Request) -> Response:
+    async def edit(self, request: Request) -> Response:
         body = await json_body(request)
         if isinstance(body, Response):
             return body
@@ -288,21 +296,21 @@ def make_app(viewer: Viewer) -> ASGIApp:
         try:
             row = await run_in_threadpool(
                 apply_edit,
-                viewer.state_path,
-                viewer.out_dir,
+                self.viewer.state_path,
+                self.viewer.out_dir,
                 body["rec"],
                 body["key"],
                 body["field"],
                 body["value"],
-                viewer.reviewer,
+                self.viewer.reviewer,
                 note if isinstance(note, str) else "",
                 **extra,
             )
         except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
-            return write_failed(body["rec"], exc, "edit")
+            return self.write_failed(body["rec"], exc, "edit")
         return JSONResponse({"ok": True, "row": row})
 
-    async def review(request: Request) -> Response:
+    async def review(self, request: Request) -> Response:
         body = await json_body(request)
         if isinstance(body, Response):
             return body
@@ -313,18 +321,18 @@ def make_app(viewer: Viewer) -> ASGIApp:
         try:
             added = await run_in_threadpool(
                 mark_reviewed,
-                viewer.state_path,
-                viewer.out_dir,
+                self.viewer.state_path,
+                self.viewer.out_dir,
                 body["rec"],
                 body["key"],
                 body["reviewed"],
-                viewer.reviewer,
+                self.viewer.reviewer,
             )
         except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
-            return write_failed(body["rec"], exc, "review mark")
+            return self.write_failed(body["rec"], exc, "review mark")
         return JSONResponse({"ok": True, "added": added})
 
-    async def structural(request: Request) -> Response:
+    async def structural(self, request: Request) -> Response:
         """Delete or restore a segment ({"deleted": bool}) or merge it with the next ("/api/merge")."""
         body = await json_body(request)
         if isinstance(body, Response):
@@ -334,17 +342,17 @@ def make_app(viewer: Viewer) -> ASGIApp:
         merge = request.url.path.endswith("/merge")
         if not merge and not isinstance(body.get("deleted"), bool):
             return _error(400, "deleted must be true or false")
-        args = (viewer.state_path, viewer.out_dir, body["rec"], body["key"])
+        args = (self.viewer.state_path, self.viewer.out_dir, body["rec"], body["key"])
         try:
             if merge:
-                row = await run_in_threadpool(merge_with_next, *args, viewer.reviewer)
+                row = await run_in_threadpool(merge_with_next, *args, self.viewer.reviewer)
                 return JSONResponse({"ok": True, "row": row})
-            await run_in_threadpool(delete_segment, *args, body["deleted"], viewer.reviewer)
+            await run_in_threadpool(delete_segment, *args, body["deleted"], self.viewer.reviewer)
         except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
-            return write_failed(body["rec"], exc, "structural edit")
+            return self.write_failed(body["rec"], exc, "structural edit")
         return JSONResponse({"ok": True})
 
-    async def create(request: Request) -> Response:
+    async def create(self, request: Request) -> Response:
         """Split a segment ("/api/split": rec, key, at ms, optional texts [first, second]) or add
         one ("/api/add": rec, start, end ms, speaker, text); answers the new segment's key and row."""
         body = await json_body(request)
@@ -362,21 +370,22 @@ def make_app(viewer: Viewer) -> ASGIApp:
             return _error(400, "texts must be a list of two strings: the first part's and the second's")
         try:
             if split:
-                args = (body["rec"], body["key"], body["at"], viewer.reviewer, None if texts is None else tuple(texts))
-                got = await run_in_threadpool(split_segment, viewer.state_path, viewer.out_dir, *args)
+                parts = None if texts is None else tuple(texts)
+                at = (body["rec"], body["key"], body["at"], self.viewer.reviewer, parts)
+                got = await run_in_threadpool(split_segment, self.viewer.state_path, self.viewer.out_dir, *at)
             else:
-                args = (body["rec"], body["start"], body["end"], body["speaker"], body["text"], viewer.reviewer)
-                got = await run_in_threadpool(add_segment, viewer.state_path, viewer.out_dir, *args)
+                new = (body["rec"], body["start"], body["end"], body["speaker"], body["text"], self.viewer.reviewer)
+                got = await run_in_threadpool(add_segment, self.viewer.state_path, self.viewer.out_dir, *new)
         except Exception as exc:  # noqa: BLE001 - write_failed answers each kind
-            return write_failed(body["rec"], exc, "split/add")
+            return self.write_failed(body["rec"], exc, "split/add")
         return JSONResponse({"ok": True, **got})
 
-    def voices(request: Request) -> Response:
-        with viewer.reader() as store:
-            payload = voices_view.voices(store, viewer.out_dir)
-        return JSONResponse({**payload, "reviewer": viewer.reviewer})
+    def voices(self, request: Request) -> Response:
+        with self.viewer.reader() as store:
+            payload = voices_view.voices(store, self.viewer.out_dir)
+        return JSONResponse({**payload, "reviewer": self.viewer.reviewer})
 
-    async def voice_decision(request: Request) -> Response:
+    async def voice_decision(self, request: Request) -> Response:
         """Merge two corpus voices ({"keep", "absorb"}) or split a recording's speaker off its
         voice ({"rec", "speaker"}); recorded as the reviewer's decision, speakers.jsonl rewritten."""
         body = await json_body(request)
@@ -389,11 +398,11 @@ def make_app(viewer: Viewer) -> ASGIApp:
         try:
             if merge:
                 did = await run_in_threadpool(
-                    merge_voices, viewer.out_dir, body["keep"], body["absorb"], who=viewer.reviewer
+                    merge_voices, self.viewer.out_dir, body["keep"], body["absorb"], who=self.viewer.reviewer
                 )
                 return JSONResponse({"ok": True, "decision": did, "voice": body["keep"]})
             did, new = await run_in_threadpool(
-                split_voice, viewer.out_dir, body["rec"], body["speaker"], who=viewer.reviewer
+                split_voice, self.viewer.out_dir, body["rec"], body["speaker"], who=self.viewer.reviewer
             )
             return JSONResponse({"ok": True, "decision": did, "voice": new})
         except VoiceError as exc:
@@ -402,26 +411,29 @@ def make_app(viewer: Viewer) -> ASGIApp:
             log.debug("voice decision failed", exc_info=True)
             return _error(409, f"the voices cannot be rewritten now ({exc.__class__.__name__}: {exc})"[:300])
 
+
+def make_app(viewer: Viewer) -> ASGIApp:
+    r = _Routes(viewer)
     app = Starlette(
         routes=[
-            Route("/", index),
-            Route("/static/{name}", static_file),
-            Route("/api/corpus", guarded(corpus)),
-            Route("/api/recording", guarded(recording)),
-            Route("/api/segment", guarded(segment)),
-            Route("/api/audio", guarded(audio), methods=["GET", "HEAD"]),
-            Route("/api/output", guarded(output)),
-            Route("/api/peaks", guarded(window_peaks)),
-            Route("/api/spectrogram", guarded(spectrogram)),
-            Route("/api/edit", edit, methods=["POST"]),
-            Route("/api/review", review, methods=["POST"]),
-            Route("/api/delete", structural, methods=["POST"]),
-            Route("/api/merge", structural, methods=["POST"]),
-            Route("/api/split", create, methods=["POST"]),
-            Route("/api/add", create, methods=["POST"]),
-            Route("/api/voices", guarded(voices)),
-            Route("/api/voices/merge", voice_decision, methods=["POST"]),
-            Route("/api/voices/split", voice_decision, methods=["POST"]),
+            Route("/", r.index),
+            Route("/static/{name}", r.static_file),
+            Route("/api/corpus", r.guarded(r.corpus)),
+            Route("/api/recording", r.guarded(r.recording)),
+            Route("/api/segment", r.guarded(r.segment)),
+            Route("/api/audio", r.guarded(r.audio), methods=["GET", "HEAD"]),
+            Route("/api/output", r.guarded(r.output)),
+            Route("/api/peaks", r.guarded(r.window_peaks)),
+            Route("/api/spectrogram", r.guarded(r.spectrogram)),
+            Route("/api/edit", r.edit, methods=["POST"]),
+            Route("/api/review", r.review, methods=["POST"]),
+            Route("/api/delete", r.structural, methods=["POST"]),
+            Route("/api/merge", r.structural, methods=["POST"]),
+            Route("/api/split", r.create, methods=["POST"]),
+            Route("/api/add", r.create, methods=["POST"]),
+            Route("/api/voices", r.guarded(r.voices)),
+            Route("/api/voices/merge", r.voice_decision, methods=["POST"]),
+            Route("/api/voices/split", r.voice_decision, methods=["POST"]),
         ]
     )
     return TokenGuard(app, viewer.token)
