@@ -253,6 +253,9 @@ def background_bench(split: str, rng: np.random.Generator) -> None:
             full[truth][1] += 1
     print(f"background none/music/vehicle/crowd: accuracy {right}/{total} = {100 * right / total:.1f} %")
     print(f"  a class named on generated white/pink/brown noise: {on_noise[0]}/{on_noise[1]}")
+    coarse = {"none": "none", "music": "music", "vehicle": "noise", "crowd": "noise"}  # as scene.background
+    same = sum(n for (t, g), n in confusion.items() if t in coarse and coarse[t] == coarse[g])
+    print(f"  as scene.background (none / noise / music): {same}/{total} = {100 * same / total:.1f} %")
     print("  confusion (truth, said): " + ", ".join(f"{t}->{g} {n}" for (t, g), n in sorted(confusion.items())))
     for c in BG_CLASSES:
         rec = " / ".join(f"{100 * found[(c, lv)][0] / max(1, found[(c, lv)][1]):.0f}" for lv in LEVELS_DB)

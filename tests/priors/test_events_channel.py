@@ -82,7 +82,10 @@ def test_speech_is_speech_and_no_music_or_laughter(voice):
     ev = events.segment_events(track, 0.0, len(x) / SR)
     assert np.median(track.groups["speech"]) > 0
     assert ev["events.music"] < 0.5 and ev["events.laughter"] < 0.5
+    assert ev["events.vehicle"] < 0.5 and ev["events.crowd"] < 0.5
     assert "events.laughter_times" not in ev
+    # uncalibrated groups give no evidence at all
+    assert all(f"events.{g}" not in ev for g in events.ABSTAINED)
 
 
 @needs_voices
