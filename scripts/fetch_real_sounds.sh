@@ -33,7 +33,12 @@ fetch() {  # package, pinned version, then the path patterns (under the package 
     [ -f "$done" ] && { [ ! -s "$done" ] || [ "$(cat "$done")" = "$v" ]; } && return 0
     log "apt-get download $p=$v"
     local tmp; tmp=$(mktemp -d)
-    (cd "$tmp" && apt-get download -qq "$p=$v" 2>&1 | { grep -v "unsandboxed" || true; })
+    # the pinned version; where the archive no longer has it, the current one (the checksums
+    # below then decide whether the files are still the same)
+    if ! (cd "$tmp" && apt-get download -qq "$p=$v" 2>&1 | { grep -v "unsandboxed" || true; }; ls "$tmp"/*.deb >/dev/null 2>&1); then
+        log "$p=$v is not in the archive; trying the current version"
+        (cd "$tmp" && apt-get download -qq "$p" 2>&1 | { grep -v "unsandboxed" || true; })
+    fi
     dpkg -x "$tmp"/"${p}"_*.deb "$tmp/x"
     for pat in "$@"; do
         (cd "$tmp/x" && find . -path "$pat" -type f) | while read -r f; do
