@@ -1,10 +1,12 @@
 """Sound-event and channel evidence on a real-sound set (priors/events.py, priors/channel.py).
 
-Real speech of the real-voice set (scripts/fetch_real_voices.sh) mixed with real music on hold
-and game laughter (scripts/fetch_real_sounds.sh) at measured levels, the background's power
+Real speech of the real-voice set (scripts/fetch_real_voices.sh) mixed with real sounds from
+Debian packages (scripts/fetch_real_sounds.sh: music on hold, road traffic and engines,
+applause, cheering and crowds, game laughter) at measured levels, the background's power
 relative to the speech's active power. Prints:
 
-* background class (none / music) accuracy, and music recall per level 0 .. -20 dB;
+* background class (none / music / vehicle / crowd) accuracy, and recall per class and level
+  0 .. -20 dB, with false alarms on clean speech and on the other classes' sounds;
 * laughter recall and false alarms per segment (a laugh spliced between two utterances at
   0 to -6 dB against the speech, or none);
 * channel: every 8 kHz-origin call (a real 8 kHz recording, or 16 kHz speech through a
@@ -12,10 +14,14 @@ relative to the speech's active power. Prints:
 * quiet clean speech (LibriVox at -35 dBFS): noise, pauses and speed class against the same
   clip at its own level.
 
-The tuning split (``--split tune``) is what the thresholds were set on; ``test`` holds other
-voices, other music and other laughs. Usage:
+Splits, by file: ``tune`` (the dev half: the thresholds in priors/events.py were chosen on it
+only) holds four voices, three music files and every other file of each sound class and of the
+(distinct) laughs; ``test`` (the held-out half) the other voices and files. ``--calibrate``
+prints, for each class on the tune split, the threshold the rule picks (the lowest median
+logit whose false alarms on clean speech and on the other classes' sounds stay within
+``CAL_FALSE_ALARMS``). Usage:
 
-    python -m benchmarks.events_bench [--split test|tune|all]
+    python -m benchmarks.events_bench [--split test|tune|all] [--calibrate]
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from speechannotator.evaluation.recordings import real_voices as rv
-from speechannotator.priors import events
+from speechannotator.priors import events, yamnet
 
 SR = 16000
 SOUNDS = Path(os.environ.get("REAL_SOUNDS_DIR") or Path(__file__).resolve().parent / "data" / "real_sounds")
@@ -47,6 +53,38 @@ def _read(path: Path) -> np.ndarray:
     return soxr.resample(x.mean(axis=1), sr, SR).astype(np.float32) if sr != SR else x.mean(axis=1)
 
 
+# The package files of each sound class (scripts/fetch_real_sounds.sh says what each one is).
+_LC = "games/lincity-ng/sounds"
+_S3 = "games/scorched3d/data/globalmods/apoc/data/wav/misc"
+CLASS_FILES: dict[str, tuple[str, ...]] = {
+    "vehicle": (
+        *(f"{_LC}/Trafic{k}.wav" for k in ("High1", "High2", "High3", "Low1", "Low2", "Low3")),
+        "games/stormbaancoureur/sounds/camaro_s16_le.wav",
+        "tuxmath/sounds/engine.wav",
+        f"{_S3}/citysounds.wav",
+        f"{_S3}/policecar.wav",
+        f"{_S3}/firetruck.wav",
+    ),
+    "crowd": (
+        "games/foobillardplus/data/applause.wav",
+        "games/tuxfootball/sound/crowdcheer.wav",
+        "tuxmath/sounds/cheer.wav",
+        f"{_S3}/cheeringloop.wav",
+        *(f"{_LC}/SportsCroud{k}.wav" for k in (1, 2, 3)),
+        f"{_LC}/MarketFull1.wav",
+        "games/tuxfootball/sound/crowdboo.wav",
+    ),
+}
+# A class's false alarms (clean speech and the other classes' sounds, tune split) that the
+# calibration rule allows at its threshold.
+CAL_FALSE_ALARMS = 0.05
+CAL_LAUGH_FALSE_ALARMS = 0.0  # per segment: a laughter tag where none was heard is worse than a missed laugh
+
+
+def _halves(files: list[Path], split: str) -> list[Path]:
+    return {"tune": files[0::2], "test": files[1::2], "all": files}[split]
+
+
 def music_files(split: str) -> list[Path]:
     files = sorted((SOUNDS / "root/usr/share/asterisk/moh").glob("*.wav"))
     if not files:
@@ -54,9 +92,29 @@ def music_files(split: str) -> list[Path]:
     return {"tune": files[:3], "test": files[3:], "all": files}[split]
 
 
+def class_files(cls: str, split: str) -> list[Path]:
+    """Every other file of a class (in the listed order) per half: each file sits in one half only."""
+    if cls == "music":
+        return music_files(split)
+    files = [SOUNDS / "root/usr/share" / f for f in CLASS_FILES[cls]]
+    missing = [f for f in files if not f.exists()]
+    if missing:
+        raise SystemExit(f"real sounds not fetched: run scripts/fetch_real_sounds.sh ({missing[0]} is missing)")
+    return _halves(files, split)
+
+
 def laugh_files(split: str) -> list[Path]:
+    """Every other laugh per half; a held-out laugh that repeats a tune one byte for byte (the
+    Classic and Default voice packs share one file) is left out of the held-out half."""
+    import hashlib
+
     files = sorted((SOUNDS / "root/usr/share/games/hedgewars/Data/Sounds/voices").glob("*/Laugh.ogg"))
-    return {"tune": files[0::2], "test": files[1::2], "all": files}[split]
+    tune = files[0::2]
+    if split == "tune":
+        return tune
+    seen = {hashlib.sha256(f.read_bytes()).hexdigest() for f in tune}
+    test = [f for f in files[1::2] if hashlib.sha256(f.read_bytes()).hexdigest() not in seen]
+    return test if split == "test" else sorted(tune + test)
 
 
 def voices(split: str) -> tuple[str, ...]:
@@ -111,70 +169,202 @@ def extracted_background(x: np.ndarray) -> str:
     return next((str(e.value) for e in evs if e.key == seg.key and e.name == "scene.background"), "none")
 
 
-def background_bench(split: str, rng: np.random.Generator) -> None:
-    music = [_read(p) for p in music_files(split)]
-    right = total = 0
-    full = {"none": [0, 0], "music": [0, 0]}  # the whole extraction: [music said, cases]
-    found = {lv: [0, 0] for lv in LEVELS_DB}
-    false_alarm = [0, 0]
+def _fit(bg: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` samples of a background: a random stretch of a long one, a short one repeated."""
+    if len(bg) >= n:
+        o = int(rng.integers(0, len(bg) - n + 1))
+        return bg[o : o + n]
+    return np.tile(bg, int(np.ceil(n / len(bg))))[:n]
+
+
+BG_CLASSES = ("music", "vehicle", "crowd")
+# Broadband noise (white, pink, brown), generated: no class names it, so every call on it is a
+# false alarm (engines and traffic are broadband too, and must not be named on a fan's hiss).
+NOISE_KINDS = ("white", "pink", "brown")
+
+
+def _noise(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    w = rng.standard_normal(n)
+    if kind == "white":
+        return w.astype(np.float32)
+    spec = np.fft.rfft(w)
+    f = np.arange(len(spec), dtype=np.float64)
+    f[0] = 1.0
+    spec /= np.sqrt(f) if kind == "pink" else f
+    spec[0] = 0.0
+    return np.fft.irfft(spec, n).astype(np.float32)
+
+
+def scene_cases(split: str, rng: np.random.Generator):
+    """(voice, truth class, level, mixed segment): each segment clean, then with each class's
+    files in turn at each level (the files of the split only)."""
+    sounds = {c: [_read(p) for p in class_files(c, split)] for c in BG_CLASSES}
+    k = 0  # the file turns with the segment and the level, so each file meets each level
     for v in voices(split):
         for seg in segments_of(v):
             x = join(seg)
-            for level in (None, *LEVELS_DB):
-                if level is None:
-                    y, truth = x, "none"
-                else:
-                    m = music[int(rng.integers(len(music)))]
-                    o = int(rng.integers(0, len(m) - len(x)))
-                    y, truth = x + at_level(x, m[o : o + len(x)], level), "music"
-                said = "music" if evidence_of(y)["events.music"] >= 0.5 else "none"
-                if level in (None, -10):
-                    full[truth][0] += extracted_background(y) == "music"
-                    full[truth][1] += 1
-                right += said == truth
-                total += 1
-                if level is None:
-                    false_alarm[0] += said == "music"
-                    false_alarm[1] += 1
-                else:
-                    found[level][0] += said == "music"
-                    found[level][1] += 1
-    print(f"background none/music: accuracy {right}/{total} = {100 * right / total:.1f} %")
-    print(f"  music called on clean speech: {false_alarm[0]}/{false_alarm[1]}")
-    for lv, (a, b) in found.items():
-        print(f"  music found at {lv:+d} dB under the speech: {a}/{b} = {100 * a / b:.0f} %")
+            yield v, "none", None, x
+            for cls in BG_CLASSES:
+                for i, level in enumerate(LEVELS_DB):
+                    bg = sounds[cls][(k + i) % len(sounds[cls])]
+                    yield v, cls, level, x + at_level(x, _fit(bg, len(x), rng), level)
+            for i, level in enumerate(LEVELS_DB):
+                yield v, "noise", level, x + at_level(x, _noise(NOISE_KINDS[(k + i) % 3], len(x), rng), level)
+            k += 1
+
+
+def background_bench(split: str, rng: np.random.Generator) -> None:
+    right = total = 0
+    found = {(c, lv): [0, 0] for c in BG_CLASSES for lv in LEVELS_DB}
+    on_clean = dict.fromkeys(BG_CLASSES, 0)
+    on_other = {c: [0, 0] for c in BG_CLASSES}
+    n_clean = 0
+    on_noise = [0, 0]
+    full = {"none": [0, 0], "music": [0, 0]}  # the whole extraction: [music said, cases]
+    confusion: dict[tuple[str, str], int] = {}
+    for _v, truth, level, y in scene_cases(split, rng):
+        ev = evidence_of(y)
+        said = events.background_class(ev)
+        confusion[(truth, said)] = confusion.get((truth, said), 0) + 1
+        heard = {c: float(ev.get(f"events.{c}", 0.0)) >= 0.5 for c in BG_CLASSES}
+        if truth == "noise":  # no class names broadband noise: any call is a false alarm
+            on_noise[0] += said != "none"
+            on_noise[1] += 1
+            continue
+        right += said == truth
+        total += 1
+        if truth == "none":
+            n_clean += 1
+            for c in BG_CLASSES:
+                on_clean[c] += heard[c]
+        else:
+            found[(truth, level)][0] += heard[truth]
+            found[(truth, level)][1] += 1
+            for c in BG_CLASSES:
+                if c != truth:
+                    on_other[c][0] += heard[c]
+                    on_other[c][1] += 1
+        if truth in full and level in (None, -10):
+            full[truth][0] += extracted_background(y) == "music"
+            full[truth][1] += 1
+    print(f"background none/music/vehicle/crowd: accuracy {right}/{total} = {100 * right / total:.1f} %")
+    print(f"  a class named on generated white/pink/brown noise: {on_noise[0]}/{on_noise[1]}")
+    coarse = {"none": "none", "music": "music", "vehicle": "noise", "crowd": "noise"}  # as scene.background
+    same = sum(n for (t, g), n in confusion.items() if t in coarse and coarse[t] == coarse[g])
+    print(f"  as scene.background (none / noise / music): {same}/{total} = {100 * same / total:.1f} %")
+    print("  confusion (truth, said): " + ", ".join(f"{t}->{g} {n}" for (t, g), n in sorted(confusion.items())))
+    for c in BG_CLASSES:
+        rec = " / ".join(f"{100 * found[(c, lv)][0] / max(1, found[(c, lv)][1]):.0f}" for lv in LEVELS_DB)
+        print(
+            f"  {c:<8} found at {'/'.join(str(lv) for lv in LEVELS_DB)} dB: {rec} %"
+            f" (n={found[(c, LEVELS_DB[0])][1]} each); called on clean speech {on_clean[c]}/{n_clean},"
+            f" on the other classes' sounds {on_other[c][0]}/{on_other[c][1]}"
+        )
     print(
         f"  whole extraction (scene.background): music at -10 dB {full['music'][0]}/{full['music'][1]}, "
         f"music on clean speech {full['none'][0]}/{full['none'][1]}"
     )
 
 
-def laughter_bench(split: str, rng: np.random.Generator) -> None:
+def calibrate(rng: np.random.Generator) -> None:
+    """The threshold rule on the tune split. Per class and mixed segment: the median group
+    logit, and the median of the group minus the broadband-noise group; the pair of thresholds
+    (0.5 steps) with the highest mean recall over the levels whose false alarms (clean speech,
+    the other classes' sounds, generated noise) stay within CAL_FALSE_ALARMS (ties: fewer false
+    alarms, then the stricter pair). Music keeps its absolute threshold (set on the music-on-hold
+    tune files before): only its noise margin is searched."""
+    rows = []
+    for _v, truth, level, y in scene_cases("tune", rng):
+        g = events.event_track(y).groups
+        rows.append((truth, level, {c: events.group_scores(g, c, np.arange(len(g[c]))) for c in BG_CLASSES}))
+    calibrate_laughter(rng)
+    for c in BG_CLASSES:
+        absolute = np.array([r[2][c][0] for r in rows])
+        margin = np.array([r[2][c][1] for r in rows])
+        is_pos = np.array([r[0] == c for r in rows])
+        levels = np.array([r[1] if r[1] is not None else 99 for r in rows])
+        best = None
+        t_grid = [events.MUSIC_LOGIT_MIN] if c == "music" else np.arange(-12.0, 0.01, 0.5)
+        for t in t_grid:
+            for m in np.arange(-4.0, 8.01, 0.5):
+                said = (absolute >= t) & (margin >= m)
+                fa = float(np.mean(said[~is_pos]))
+                if fa > CAL_FALSE_ALARMS:
+                    continue
+                rec = float(np.mean([np.mean(said[is_pos & (levels == lv)]) for lv in LEVELS_DB]))
+                key = (rec, -fa, t, m)
+                if best is None or key > best:
+                    best = key
+        rec, fa, t, m = best
+        said = (absolute >= t) & (margin >= m)
+        per = " / ".join(f"{100 * np.mean(said[is_pos & (levels == lv)]):.0f}" for lv in LEVELS_DB)
+        print(
+            f"{c}: median logit >= {t:.1f} and over the noise group by >= {m:.1f}: "
+            f"false alarms {100 * -fa:.1f} % of {int((~is_pos).sum())}; recall at "
+            f"{'/'.join(str(lv) for lv in LEVELS_DB)} dB: {per} %"
+        )
+
+
+def calibrate_laughter(rng: np.random.Generator) -> None:
+    """Laughter on the tune split: the highest laughter-minus-speech logit of the patches over the
+    laugh (positives) and of each lone segment (negatives); the lowest threshold (0.5 steps)
+    whose false alarms per segment stay within CAL_LAUGH_FALSE_ALARMS."""
+    pos, neg = [], []
+    for t0, t1, y in laughter_cases("tune", rng):
+        track = events.event_track(y)
+        score = events.laughter_score(track)
+        if t0 is None:
+            neg.append(float(score.max()))
+            continue
+        over = (track.starts < t1) & (track.starts + yamnet.PATCH_S > t0)
+        pos.append(float(score[over].max()))
+    pos_a, neg_a = np.array(pos), np.array(neg)
+    for thr in np.arange(-10.0, 5.01, 0.5):
+        if np.mean(neg_a >= thr) <= CAL_LAUGH_FALSE_ALARMS:
+            break
+    used = events.LAUGHTER_OVER_SPEECH_MIN
+    print(
+        f"laughter: laughter minus speech >= {thr:.1f}: false alarms {np.sum(neg_a >= thr)}/{len(neg_a)} segments, "
+        f"recall {np.sum(pos_a >= thr)}/{len(pos_a)}; lone segments' highest {np.round(np.sort(neg_a)[-3:], 1)}; "
+        f"events.py uses {used:.1f}: false alarms {np.sum(neg_a >= used)}, recall {np.sum(pos_a >= used)}/{len(pos_a)}"
+    )
+
+
+def laughter_cases(split: str, rng: np.random.Generator):
+    """(laugh onset s, laugh end s, segment) cases: every laugh of the split spliced between two
+    utterances of each segment at 0 to -6 dB against the speech; onset None: the segment alone."""
     laughs = [_read(p) for p in laugh_files(split)]
-    hits = n_pos = fa = n_neg = 0
-    k = 0
     for v in voices(split):
-        for seg in segments_of(v, n=4, seconds=4.0):
-            x = join(seg)
-            fa += evidence_of(x)["events.laughter"] >= 0.5
-            n_neg += 1
+        for seg in segments_of(v, n=8, seconds=4.0):
+            yield None, None, join(seg)
             if len(seg) < 2:
                 continue
-            laugh = laughs[k % len(laughs)]
-            k += 1
-            level = float(rng.uniform(-6.0, 0.0))
-            cut = 1 + int(rng.integers(len(seg) - 1))
-            head = join(seg[:cut])
-            laugh = at_level(head, laugh, level)
-            y = join([head, laugh, join(seg[cut:])])
-            t0 = (len(head) + int(0.25 * SR)) / SR
-            t1 = t0 + len(laugh) / SR
-            ev = evidence_of(y)
-            times = ev.get("events.laughter_times", [])
-            # a hit: the laugh is detected and one detected run overlaps it
-            hits += ev["events.laughter"] >= 0.5 and any(a < t1 and b > t0 for a, b in times)
-            n_pos += 1
-    print(f"laughter: recall {hits}/{n_pos} = {100 * hits / max(1, n_pos):.0f} %, ", end="")
+            for laugh in laughs:
+                level = float(rng.uniform(-6.0, 0.0))
+                cut = 1 + int(rng.integers(len(seg) - 1))
+                head = join(seg[:cut])
+                laugh = at_level(head, laugh, level)
+                t0 = (len(head) + int(0.25 * SR)) / SR
+                yield t0, t0 + len(laugh) / SR, join([head, laugh, join(seg[cut:])])
+
+
+def laughter_bench(split: str, rng: np.random.Generator) -> None:
+    hits = n_pos = fa = n_neg = 0
+    for t0, t1, y in laughter_cases(split, rng):
+        ev = evidence_of(y)
+        if t0 is None:
+            fa += ev["events.laughter"] >= 0.5
+            n_neg += 1
+            continue
+        times = ev.get("events.laughter_times", [])
+        # a hit: the laugh is detected and one detected run overlaps it
+        hits += ev["events.laughter"] >= 0.5 and any(a < t1 and b > t0 for a, b in times)
+        n_pos += 1
+    print(
+        f"laughter ({len(laugh_files(split))} laughs x segments): "
+        f"recall {hits}/{n_pos} = {100 * hits / max(1, n_pos):.0f} %, ",
+        end="",
+    )
     print(f"false alarms {fa}/{n_neg} segments = {100 * fa / max(1, n_neg):.0f} %")
 
 
@@ -228,10 +418,14 @@ def quiet_bench() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--split", choices=("test", "tune", "all"), default="test")
+    ap.add_argument("--calibrate", action="store_true", help="print the thresholds the rule picks on the tune split")
     args = ap.parse_args()
     if not rv.available():
         raise SystemExit("real voices not fetched: run scripts/fetch_real_voices.sh")
     rng = np.random.default_rng(24)
+    if args.calibrate:
+        calibrate(rng)
+        return 0
     print(f"split: {args.split}; voices {', '.join(voices(args.split))}")
     background_bench(args.split, rng)
     laughter_bench(args.split, rng)

