@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import corpus as C
 from speechannotator.audio import Audio
 from speechannotator.config import PriorsSettings
+from speechannotator.evaluation.recordings import known_truth as C
 from speechannotator.priors import extract_priors
 from speechannotator.records import Segment, segment_key
 
