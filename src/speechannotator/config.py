@@ -49,8 +49,15 @@ class DiarizationConfig(_Section):
     hop_s: float = 0.75
     max_points: int = Field(default=2000, ge=50)  # windows clustered directly, the rest by centroid
     speech_threshold: float = 0.3  # a frame is speech when P(anyone talks) exceeds this
-    # Average-linkage stop: cosine similarity between groups of CAM++ local-speaker embeddings.
-    threshold: float = 0.35
+    # Clustering of CAM++ windows (frontend/diarize.py `_cluster`; docs/timeline.md has the
+    # tuning): average linkage stops at `threshold` (mean window-pair cosine), finer than one
+    # voice needs; clusters whose mean directions have cosine >= merge_similarity are then one
+    # voice (a test relative to each cluster's spread; None: linkage alone). Small clusters that
+    # segmentation heard beside every voice join each other at voice_similarity (mean
+    # window-pair cosine: the average-linkage stop that linkage alone used).
+    threshold: float = 0.55
+    merge_similarity: float | None = 0.55
+    voice_similarity: float = 0.35
     min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
     min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed

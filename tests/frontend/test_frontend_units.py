@@ -54,6 +54,41 @@ def test_clustering_respects_requested_count_bounds_and_drops_small_clusters():
     assert len(cent) == 2 and len(label) == len(few)
 
 
+def test_a_widely_spread_voice_is_joined_by_its_mean_direction():
+    rng = np.random.default_rng(1)
+    q, _ = np.linalg.qr(rng.normal(size=(64, 2)))
+    # One voice through a room: its windows' pair similarity (~0.3) is under the linkage stop,
+    # so linkage alone cuts it into pieces; the pieces' mean directions nearly coincide.
+    spread = q[:, 0] * 0.6 + 0.09 * rng.normal(size=(100, 64))
+    tight = q[:, 1] * 0.6 + 0.05 * rng.normal(size=(30, 64))
+    x = np.concatenate([spread, tight])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    label, cent, _ = _cluster(_windows(x), DiarizationConfig())
+    assert len(cent) == 2 and len(set(label[:100].tolist())) == 1 and label[0] != label[100]
+    assert len(_cluster(_windows(x), DiarizationConfig(merge_similarity=None))[1]) > 2
+
+
+def test_small_pieces_heard_beside_every_voice_make_a_voice_of_their_own():
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(64, 2)))
+    # A long voice (20 windows) and a short one in four pieces of two windows, each piece
+    # (3 s) under min_cluster_s and under the linkage stop from the others (~0.45).
+    loud = q[:, 0] * 0.6 + 0.05 * rng.normal(size=(20, 64))
+    base = q[:, 1] * 0.6
+    pieces = [base + 0.066 * rng.normal(size=64) + 0.05 * rng.normal(size=(2, 64)) for _ in range(4)]
+    x = np.concatenate([loud, *pieces])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    w = _windows(x)
+    cfg = DiarizationConfig(min_cluster_s=4.0, merge_similarity=None)
+    # Without segmentation's word the pieces are dropped into the long voice ...
+    assert len(_cluster(w, cfg)[1]) == 1
+    # ... but each piece shares a chunk with the long voice under another local speaker.
+    w.chunk = np.concatenate([np.arange(20) % 4, np.repeat(np.arange(4), 2)])
+    w.slot = np.concatenate([np.zeros(20, int), np.ones(8, int)])
+    label, cent, _ = _cluster(w, cfg)
+    assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
+
+
 def test_subsampled_clustering_matches_whole_file_clustering():
     rng = np.random.default_rng(7)
     q, _ = np.linalg.qr(rng.normal(size=(64, 3)))

@@ -114,12 +114,22 @@ def test_three_speakers_counted_and_bounds_respected(conv3):
 @pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")
 def test_ids_stay_consistent_when_clustering_is_subsampled():
     """A recording of the same 3-voice conversation three times: subsampled clustering (the
-    rest of the windows by nearest centroid) gives every repetition of a turn the same id."""
+    rest of the windows by nearest centroid) gives every repetition of a turn the same id, finds
+    the voices that clustering every window finds, and never gives two voices one id.
+
+    The Dutch actor speaks two turns here (2.4 s and 2.5 s, Allison's backchannel inside the
+    second), whose windows agree with each other no better (mean pair cosine 0.33-0.36) than the
+    second's do with Allison's (0.34-0.40); tripled, each turn's windows cover more than
+    min_cluster_s. Ids are therefore checked for consistency and purity, not for a count of
+    three: linkage alone counted three here by giving the actor's second turn Allison's id."""
     conv = rv.build(rv.Spec("t_mfm", ("nl_m", "allison", "librivox"), 8, seed=2, overlap_prob=0.0, pool_limit=30))
     x = np.concatenate([conv.samples] * 3)
     dia = diarize(x, SR, None, DiarizationConfig(max_points=60))
-    assert dia.num_windows > 60 and dia.num_speakers == 3
+    whole = diarize(x, SR, None, DiarizationConfig())
+    assert dia.num_windows > 60 and dia.num_speakers == whole.num_speakers
+    assert 3 <= dia.num_speakers <= 4
     duration = len(conv.samples) / SR
+    voice_of: dict[str, str] = {}
     for u in conv.utterances:
         if u.end - u.start < 1.5:
             continue  # backchannels: too short to carry an id on their own
@@ -131,6 +141,7 @@ def test_ids_stay_consistent_when_clustering_is_subsampled():
             )
             ids.add(turn.speaker)
         assert len(ids) == 1, (u, ids)
+        assert voice_of.setdefault(ids.pop(), u.speaker) == u.speaker, (u, voice_of)
 
 
 @pytest.mark.skipif(not rv.available(), reason="real voices not fetched (scripts/fetch_real_voices.sh)")

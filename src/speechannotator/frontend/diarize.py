@@ -1,23 +1,23 @@
-"""Diarization: local segmentation -> one embedding per local speaker -> global clustering ->
+"""Diarization: local segmentation -> CAM++ windows of each local speaker -> global clustering ->
 reconstruction; or a pyannote pipeline from a local folder (`DiarizationConfig.backend`).
 
 The structure of pyannote 3.x, on models that ship in a wheel:
 
 1. pyannote segmentation-3.0 (frontend/segmentation.py) slides 10 s chunks every `seg_step_s`
    and says per 16.9 ms frame which of up to three local speakers talk (two at once at most).
-2. Each local speaker of each chunk is embedded with CAM++ (frontend/campplus.py) over the
-   frames where it speaks alone (all its frames when it never does).
-3. Those embeddings are clustered over the whole recording (average linkage, cosine
-   similarity `threshold`); clusters with under `min_cluster_s` of speech join their nearest
-   large one. In each chunk its local speakers take distinct clusters (Hungarian assignment),
-   so two voices heard together are never one speaker.
+2. Windows of each local speaker's stretches are embedded with CAM++ (frontend/campplus.py)
+   over the frames where it speaks alone (all its frames when it never does).
+3. Those embeddings are clustered over the whole recording: average linkage on cosine
+   similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
+   directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
+   clusters that segmentation heard beside every voice join each other (`_join_orphans`);
+   clusters with under `min_cluster_s` of speech join their nearest large one.
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded; the most active speakers fill that count.
 
 Both models normalize their input (instance norm on the waveform, the fbank mean removed), so
 a quiet recording (-51 dBFS) is read like a loud one. Speaker ids are global; memory beyond the
-audio is the fbank (320 B per 10 ms), the chunk activities and one 192-d vector per local
-speaker per chunk.
+audio is the fbank (320 B per 10 ms), the chunk activities and one 192-d vector per window.
 
 The result keeps overlap twice: `speech` has one row per speaker and stretch (overlapping rows
 where two talk at once, what DER scores), and `turns` are exclusive (the louder-scored voice of
@@ -37,6 +37,7 @@ from .vad import SpeechRegion
 from .word_changes import SpeakerSpace
 
 SR = 16000
+EMBED_BLOCK = 256  # windows whose fbank slices are held at once before CAM++ embeds them
 
 
 @dataclass
@@ -81,7 +82,8 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     seg_s = FRAME_STEP / SR
     win, hop = max(1, int(round(cfg.window_s / seg_s))), max(1, int(round(cfg.hop_s / seg_s)))
     rows: list[tuple[int, int, int, int, float]] = []
-    feats = []
+    feats: list[np.ndarray] = []
+    vecs: list[np.ndarray] = []
     for c in range(n_chunks):
         a = int(round(act.starts[c] * SR)) // 160
         local = act.activity[c] > 0
@@ -105,14 +107,20 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                     f = feats_all[idx]
                     feats.append(np.ascontiguousarray(f - f.mean(axis=0, keepdims=True), dtype=np.float32))
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
-    # Batches of 16: on CPU larger batches gain nothing and the dense blocks' activations grow
-    # with the batch (peak memory).
-    vecs = enc.embed_features(feats, batch=16) if feats else np.zeros((0, 192), np.float32)
+                    if len(feats) >= EMBED_BLOCK:
+                        vecs.append(enc.embed_features(feats, batch=16))
+                        feats = []
+    # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
+    # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
+    # gain nothing and the dense blocks' activations grow with the batch (peak memory).
+    if feats:
+        vecs.append(enc.embed_features(feats, batch=16))
     r = np.array(rows, dtype=float).reshape(-1, 5)
     chunk = r[:, 0].astype(int)
     start = act.starts[chunk] + r[:, 2] * seg_s
     end = act.starts[chunk] + r[:, 3] * seg_s
-    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], vecs, start, end)
+    x = np.concatenate(vecs) if vecs else np.zeros((0, 192), np.float32)
+    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], x, start, end)
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
@@ -132,6 +140,8 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     from scipy.cluster.hierarchy import fcluster, linkage
 
     x = w.vectors.astype(np.float64)
+    # Unit vectors: linkage is on cosine anyway; centroids are then means of directions.
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     train = np.flatnonzero(w.seconds >= cfg.min_embed_s)
     if len(train) < 2:
         train = np.arange(len(x))
@@ -141,14 +151,24 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
         cent = x[train] / np.linalg.norm(x[train], axis=1, keepdims=True)
         return np.zeros(len(x), int), cent, 0.0
     z = linkage(x[train], method="average", metric="cosine")
+
+    def mass_of(labels: np.ndarray) -> np.ndarray:
+        # Seconds of the recording each cluster's windows cover (windows overlap, and chunks
+        # overlap: the union, not the sum).
+        return np.array(
+            [_covered(w.start[train][labels == j], w.end[train][labels == j]) for j in range(labels.max() + 1)]
+        )
+
     if cfg.num_speakers:
         labels = fcluster(z, t=min(cfg.num_speakers, len(train)), criterion="maxclust") - 1
     else:
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
+        if cfg.merge_similarity is not None:
+            labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
+        labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of, cfg)
+    labels = np.unique(labels, return_inverse=True)[1]
     k = labels.max() + 1
-    # Seconds of the recording each cluster's windows cover (windows overlap, and chunks overlap:
-    # the union, not the sum).
-    mass = np.array([_covered(w.start[train][labels == j], w.end[train][labels == j]) for j in range(k)])
+    mass = mass_of(labels)
     cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(k)])
     # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones,
     # never fewer than min_speakers nor more than max_speakers.
@@ -165,6 +185,94 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     sim = cent @ cent.T
     closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
     return label, cent, closest
+
+
+def _agglomerate(
+    x: np.ndarray, labels: np.ndarray, bound: float, floor: int, relative: bool, among=None, apart=None
+) -> np.ndarray:
+    """Join the closest pair of clusters (unit vectors `x`, `labels`) while their similarity is
+    at least `bound` and more than `floor` clusters remain; labels renumbered 0..k-1.
+
+    `relative`: the cosine of the two clusters' mean directions, which is the mean similarity of
+    their window pairs divided by the square root of each cluster's own (self pairs included), a
+    test relative to each cluster's spread; else the mean similarity of their window pairs
+    (average linkage). Only clusters in `among` (bool per label) take part; pairs marked in
+    `apart` (bool, label x label, kept up to date as clusters join) are never joined."""
+    labels = np.unique(labels, return_inverse=True)[1]
+    k = int(labels.max()) + 1
+    sums = np.zeros((k, x.shape[1]))
+    np.add.at(sums, labels, x)
+    size = np.bincount(labels, minlength=k).astype(float)
+    alive = np.ones(k, bool) if among is None else np.asarray(among, bool).copy()
+    apart = np.zeros((k, k), bool) if apart is None else apart.copy()
+    parent = np.arange(k)
+    while alive.sum() > max(floor, 1):
+        tot = sums @ sums.T  # sums of all window-pair similarities between clusters
+        if relative:
+            own = np.sqrt(np.maximum(np.diag(tot), 1e-12))
+            score = tot / np.outer(own, own)
+        else:
+            score = tot / np.outer(size, size)
+        score[apart] = -np.inf
+        score[~alive, :] = -np.inf
+        score[:, ~alive] = -np.inf
+        np.fill_diagonal(score, -np.inf)
+        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+        if score[i, j] < bound:
+            break
+        i, j = min(i, j), max(i, j)
+        sums[i] += sums[j]
+        size[i] += size[j]
+        apart[i] |= apart[j]
+        apart[:, i] |= apart[:, j]
+        alive[j] = False
+        sums[j], size[j] = 0.0, 1.0
+        parent[parent == j] = i
+    return np.unique(parent[labels], return_inverse=True)[1]
+
+
+def _merge_close(x: np.ndarray, labels: np.ndarray, bound: float, floor: int) -> np.ndarray:
+    """Join clusters whose mean directions have cosine >= `bound`, the closest first.
+
+    The linkage stop is absolute (the mean similarity of window pairs). A voice through a room
+    or under noise has widely spread windows, so its pairs stay below the stop and it falls
+    apart; two women on one telephone line have close windows, so an absolute stop loose enough
+    for the first joins the second. The mean directions' cosine divides the cross similarity by
+    each cluster's own: it joins the parts of a spread-out voice and keeps tight voices apart."""
+    return _agglomerate(x, labels, bound, floor, relative=True)
+
+
+def _heard_apart(chunk: np.ndarray, slot: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(k, k) bool: some segmentation chunk holds windows of both clusters under different local
+    speakers, i.e. the segmentation model heard them as two voices within one 10 s chunk."""
+    k = int(labels.max()) + 1
+    apart = np.zeros((k, k), bool)
+    key = np.unique(np.stack([chunk, slot, labels], axis=1), axis=0)
+    for c in np.unique(key[:, 0]):
+        rows = key[key[:, 0] == c]
+        for s1, l1 in rows[:, 1:]:
+            apart[l1, rows[(rows[:, 1] != s1) & (rows[:, 2] != l1), 2]] = True
+    return apart | apart.T
+
+
+def _join_orphans(x, labels, chunk, slot, mass_of, cfg: DiarizationConfig) -> np.ndarray:
+    """Clusters too small to be a voice (under `min_cluster_s`) are dropped into their nearest
+    voice (`_cluster`). A small cluster that segmentation heard as another voice beside every
+    voice kept (`_heard_apart`: a different local speaker of one chunk) is none of them: such
+    clusters are joined with each other by average linkage at `voice_similarity` (never two heard
+    apart), and a result covering `min_cluster_s` is a voice of its own. A voice with little
+    speech split by the fine linkage stop is a few such pieces (two actors talking over each
+    other in a 20 s exchange: each of her pieces under 3 s, all dropped into his voice)."""
+    labels = np.unique(labels, return_inverse=True)[1]
+    mass = mass_of(labels)
+    voice = mass >= cfg.min_cluster_s
+    if not voice.any():
+        return labels
+    apart = _heard_apart(chunk, slot, labels)
+    orphan = ~voice & apart[:, voice].all(axis=1)
+    if orphan.sum() < 2:
+        return labels
+    return _agglomerate(x, labels, cfg.voice_similarity, 1, relative=False, among=orphan, apart=apart)
 
 
 def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
