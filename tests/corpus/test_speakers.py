@@ -92,7 +92,15 @@ def test_real_voices_get_one_id_each_in_one_run_and_one_at_a_time(tmp_path):
     assert allison["recordings"] == ["allison_0", "allison_1", "allison_2"] and allison["hours"] > 0
     assert allison["representative"]["recording"] in allison["recordings"]
 
-    # The same files joined one at a time, in reverse order: the same ids.
+    # The same files joined one at a time in the order of the run: the same ids and registry.
+    same = tmp_path / "same"
+    for wav in sorted(inp.glob("*.wav")):
+        assert annotate_corpus([wav], same, cfg, timeline=tmp_path / "tl", enroll=enroll).ok
+    rows3 = [json.loads(x) for x in export_corpus(same, "jsonl", tmp_path / "same.jsonl").read_text().splitlines()]
+    assert {r["recording"]: r["corpus_speaker_id"] for r in rows3} == ids
+    assert (same / "speakers.jsonl").read_bytes() == (one / "speakers.jsonl").read_bytes()
+
+    # In reverse order: the same partition (the ids follow the order the voices arrived in).
     many = tmp_path / "many"
     for wav in sorted(inp.glob("*.wav"), reverse=True):
         assert annotate_corpus([wav], many, cfg, timeline=tmp_path / "tl", enroll=enroll).ok
