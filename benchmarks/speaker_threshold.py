@@ -145,7 +145,16 @@ def main() -> None:
         f"tuning pairs: same voice {len(same)} (min {same.min():.3f}, median {np.median(same):.3f}; across channels "
         f"min {min(cross):.3f}), different voices {len(diff)} (max {diff.max():.3f}, median {np.median(diff):.3f})"
     )
-    print(f"best threshold {t:.3f} (TPR - FPR = {j:.3f}); shipped SAME_VOICE_SIMILARITY = {SAME_VOICE_SIMILARITY}")
+    print(f"best pair threshold {t:.3f} (TPR - FPR = {j:.3f}); shipped SAME_VOICE_SIMILARITY = {SAME_VOICE_SIMILARITY}")
+    n_voices = len({voices[i] for i in tune})
+    exact = [
+        x
+        for x in np.round(np.arange(0.40, 0.90, 0.01), 2)
+        if scores([cents[i] for i in tune], [voices[i] for i in tune], float(x)) == (n_voices, 1.0, 1.0)
+    ]
+    if exact:
+        lo, hi = min(exact), max(exact)
+        print(f"clustering the tuning half is exact from {lo:.2f} to {hi:.2f} (middle {(lo + hi) / 2:.3f})")
     for name, thr in (("measured", t), ("shipped", SAME_VOICE_SIMILARITY)):
         sub = [cents[i] for i in test]
         n, purity, coverage = scores(sub, [voices[i] for i in test], thr)
