@@ -56,6 +56,10 @@ class Segment:
     words: list[Word] = field(default_factory=list)
     source: str = "pipeline"  # "pipeline" or "reference" (fixed timeline)
     overlap_s: float = 0.0  # seconds of it where another voice talks too (diarization)
+    # Whisper's statistics of the decoded pieces behind the words (frontend/transcribe.py);
+    # None where no ASR ran on the segment (a reference timeline, a reviewer's segment).
+    avg_logprob: float | None = None
+    no_speech_prob: float | None = None
 
     @property
     def duration(self) -> float:

@@ -360,8 +360,9 @@ def test_where_expressions_and_presets_select_what_they_say(annotated, tmp_path)
 
 
 FRESH_READER = """
-import io, json, sys
-sys.modules["torchcodec"] = None  # a fresh machine: datasets and soundfile, no torchcodec, no FFmpeg
+import importlib.util, io, json, sys
+# a fresh machine: datasets and soundfile, no torchcodec, no torch, not this project
+assert not any(importlib.util.find_spec(m) for m in ("torchcodec", "torch", "speechannotator"))
 import datasets, soundfile as sf
 ds = datasets.load_from_disk(sys.argv[1])
 out = []
@@ -373,9 +374,11 @@ print(json.dumps({"rows": len(ds), "decode": ds.features["audio"].decode, "read"
 """
 
 
-def test_hf_export_streams_into_shards_and_decodes_without_torchcodec(annotated, tmp_path, monkeypatch):
+def test_hf_export_streams_into_shards_and_decodes_in_a_clean_venv(annotated, tmp_path, monkeypatch):
+    import os
     import subprocess
-    import sys
+
+    from clean_venv import clean_python
 
     import speechannotator.export.hf_export as hf
 
@@ -384,7 +387,11 @@ def test_hf_export_streams_into_shards_and_decodes_without_torchcodec(annotated,
     dest = export_corpus(annotated, "hf", tmp_path / "hf", rate="24000")
     assert len(list(dest.glob("data-*.arrow"))) > 1
     assert not list(tmp_path.glob(".hf-build-*"))  # the streaming cache is gone
-    res = subprocess.run([sys.executable, "-c", FRESH_READER, str(dest)], capture_output=True, text=True, timeout=300)
+    python = clean_python(tmp_path / "venv", ["datasets", "soundfile"])  # the documented reading recipe's needs
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    res = subprocess.run(
+        [str(python), "-c", FRESH_READER, str(dest)], capture_output=True, text=True, timeout=300, env=env
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["rows"] == 6 and got["decode"] is False

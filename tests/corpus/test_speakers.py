@@ -89,7 +89,15 @@ def test_real_voices_get_one_id_each_in_one_run_and_one_at_a_time(tmp_path):
     assert allison["recordings"] == ["allison_0", "allison_1", "allison_2"] and allison["hours"] > 0
     assert allison["representative"]["recording"] in allison["recordings"]
 
-    # The same files joined one at a time, in reverse order: the same ids.
+    # The same files joined one at a time in the order of the run: the same ids and registry.
+    same = tmp_path / "same"
+    for wav in sorted(inp.glob("*.wav")):
+        assert annotate_corpus([wav], same, cfg, timeline=tmp_path / "tl", enroll=enroll).ok
+    rows3 = [json.loads(x) for x in export_corpus(same, "jsonl", tmp_path / "same.jsonl").read_text().splitlines()]
+    assert {r["recording"]: r["corpus_speaker_id"] for r in rows3} == ids
+    assert (same / "speakers.jsonl").read_bytes() == (one / "speakers.jsonl").read_bytes()
+
+    # In reverse order: the same partition (the ids follow the order the voices arrived in).
     many = tmp_path / "many"
     for wav in sorted(inp.glob("*.wav"), reverse=True):
         assert annotate_corpus([wav], many, cfg, timeline=tmp_path / "tl", enroll=enroll).ok
@@ -179,17 +187,32 @@ def test_voice_decisions_replay_over_a_new_clustering():
     assert _names([[a], [b]], previous, {}, 0.5, ["voice_001", None]) == ["voice_001", "voice_002"]
 
 
-def test_speakers_are_compared_in_the_band_both_carry():
-    from speechannotator.corpus.speakers import similarities
+class _SpectrumEncoder:
+    """A stand-in for CAM++ whose "embedding" is the span's spectrum in eight 1 kHz bands."""
 
-    wide, narrow = np.eye(3)[:2]
-    studio = Centroid("a", "s1", _unit(wide), 6.0, _unit(narrow + 0.1 * wide), False)
-    call = Centroid("b", "s1", _unit(wide + narrow), 6.0, _unit(narrow), True)
-    call2 = Centroid("c", "s1", _unit(wide + narrow), 6.0, _unit(wide), True)
-    sim = similarities([studio, call, call2])
-    assert sim[0, 1] == pytest.approx(float(studio.narrow @ call.narrow))  # one call: the telephone band
-    assert sim[1, 2] == pytest.approx(1.0)  # two calls: as recorded (the same band already)
-    assert sim[0, 2] == pytest.approx(float(studio.narrow @ call2.narrow))
+    def embed(self, audio16k, spans):
+        out = []
+        for a, b in spans:
+            power = np.abs(np.fft.rfft(audio16k[int(a * 16000) : int(b * 16000)], n=16000)[:8000]) ** 2
+            out.append(np.sqrt(power.reshape(8, 1000).sum(axis=1)))
+        return np.array(out)
+
+
+def test_centroids_are_of_the_telephone_band_so_a_missing_band_is_not_a_voice():
+    from speechannotator.corpus.speakers import similarities, speaker_centroids
+
+    t = np.arange(3 * 16000) / 16000
+    voice = np.sin(2 * np.pi * 800 * t) + 0.5 * np.sin(2 * np.pi * 1700 * t)
+    studio = (voice + 1.5 * np.sin(2 * np.pi * 6000 * t)).astype(np.float32)  # the band a call lacks
+    call = voice.astype(np.float32)
+    rows = [{"speaker_id": "spk_01", "start_time": 0, "end_time": 3000}]
+    prints = [speaker_centroids(x, rows, _SpectrumEncoder())["spk_01"] for x in (studio, call)]
+    assert prints[0].seconds == 3.0
+    cents = [Centroid(r, "spk_01", p.vector, p.seconds) for r, p in zip("ab", prints, strict=True)]
+    assert similarities(cents)[0, 1] > 0.999
+    # as recorded, the 6 kHz band would have made them two voices
+    wide = [_unit(_SpectrumEncoder().embed(x, [(0.0, 3.0)])[0]) for x in (studio, call)]
+    assert float(wide[0] @ wide[1]) < 0.65
 
 
 def test_short_speakers_join_the_nearest_voice_on_its_own_threshold():

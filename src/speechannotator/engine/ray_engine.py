@@ -190,7 +190,10 @@ def _annotate_stage(ds, out: Path, config: Config, opts: RayOptions, workers: in
         _AnnotateBatch,
         batch_size=1,
         batch_format="numpy",
-        compute=ActorPoolStrategy(size=workers),
+        # One recording in flight per actor: a task queued behind one that crashes the actor
+        # would fail with it and spend a try of its own (with 2 tries, a healthy recording
+        # sharing the actor of a crashing one failed too).
+        compute=ActorPoolStrategy(size=workers, max_tasks_in_flight_per_actor=1),
         fn_constructor_kwargs={
             "out_dir": str(out),
             "config_json": config.model_dump_json(),

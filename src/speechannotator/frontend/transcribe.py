@@ -39,7 +39,7 @@ import numpy as np
 
 from ..config import AsrConfig
 from ..records import Segment, Word
-from .asr_types import AsrBackend, Decoded, LanguageGuess, RawWord, hallucination_reason
+from .asr_types import AsrBackend, Decoded, LanguageGuess, Piece, RawWord, hallucination_reason
 
 MIN_LID_SECONDS = 1.5
 CONFIDENT_LID = 0.6  # a decode this sure of its language is evidence that the language is spoken
@@ -199,12 +199,37 @@ def _free_after(foreign: list[tuple[float, float]], t: float) -> float:
     return max(0.0, min(starts) - t) if starts else float("inf")
 
 
+@dataclass
+class _Bucket:
+    """The words one decode gave a segment, and the Whisper statistics of the pieces they came from."""
+
+    words: list[RawWord] = field(default_factory=list)
+    pieces: list[Piece] = field(default_factory=list)  # each word's piece, in the same order
+
+    def add(self, word: RawWord, piece: Piece) -> None:
+        self.words.append(word)
+        self.pieces.append(piece)
+
+    def score(self, seg: Segment) -> None:
+        """The segment's avg_logprob and no_speech_prob: the means of its words' pieces' values.
+        A piece's avg_logprob is a mean over its tokens, so weighting each piece by the words it
+        gave this segment (about its tokens here) gives the mean token log-probability of the
+        segment's words; a piece's no_speech_prob is weighted the same way. Rounded, so that a
+        rerun and the state give the same digits. No words: None (nothing was heard to score)."""
+        if not self.pieces:
+            seg.avg_logprob = seg.no_speech_prob = None
+            return
+        n = len(self.pieces)
+        seg.avg_logprob = round(sum(p.avg_logprob for p in self.pieces) / n, 4)
+        seg.no_speech_prob = round(sum(p.no_speech_prob for p in self.pieces) / n, 4)
+
+
 def _words_to_segments(
     dec: Decoded, packed: Packed, segments: list[Segment], cfg: AsrConfig, stats: AsrStats
-) -> dict[str, list[RawWord]]:
+) -> dict[str, _Bucket]:
     """Words of the kept pieces in recording time, each given to the segment holding its midpoint
-    (or the nearest)."""
-    buckets: dict[str, list[RawWord]] = {s.key: [] for s in segments}
+    (or the nearest), with the piece it came from."""
+    buckets: dict[str, _Bucket] = {s.key: _Bucket() for s in segments}
     for piece in dec.pieces:
         reason = hallucination_reason(piece, cfg)
         if reason:
@@ -216,7 +241,7 @@ def _words_to_segments(
                 segments, key=lambda s: 0.0 if s.start <= mid <= s.end else min(abs(mid - s.start), abs(mid - s.end))
             )
             start, end = packed.to_source(w.start), packed.to_source(w.end)
-            buckets[best.key].append(RawWord(w.text, start, max(start, end), w.probability))
+            buckets[best.key].add(RawWord(w.text, start, max(start, end), w.probability), piece)
     return buckets
 
 
@@ -285,14 +310,19 @@ class _Decoding:
     words: list
     language: str
     language_probability: float
+    avg_logprob: float | None
+    no_speech_prob: float | None
 
     @classmethod
     def of(cls, seg: Segment) -> _Decoding:
-        return cls(seg.text, list(seg.words), seg.language, seg.language_probability)
+        return cls(
+            seg.text, list(seg.words), seg.language, seg.language_probability, seg.avg_logprob, seg.no_speech_prob
+        )
 
     def restore(self, seg: Segment) -> None:
         seg.text, seg.words = self.text, self.words
         seg.language, seg.language_probability = self.language, self.language_probability
+        seg.avg_logprob, seg.no_speech_prob = self.avg_logprob, self.no_speech_prob
 
 
 class _Transcriber:
@@ -339,7 +369,8 @@ class _Transcriber:
         buckets = _words_to_segments(dec, packed, group, self.cfg, self.stats)
         self.heard.append(Heard(tuple(s.key for s in group), lang, float(prob), packed.seconds))
         for s in group:
-            _fill(s, buckets[s.key], 0.0, lang, prob)
+            _fill(s, buckets[s.key].words, 0.0, lang, prob)
+            buckets[s.key].score(s)
             if s.duration >= MIN_LID_SECONDS * 0.5:
                 self.langs.add(s.speaker, LanguageGuess(lang, prob), s.duration)
         if len(group) > 1:
@@ -363,7 +394,8 @@ class _Transcriber:
                 self.stats.redecoded_segments += 1
                 buckets = _words_to_segments(dec, packed, [seg], self.cfg, self.stats)
                 self.heard.append(Heard((seg.key,), dec.language, float(dec.language_probability), packed.seconds))
-                _fill(seg, buckets[seg.key], 0.0, dec.language, dec.language_probability)
+                _fill(seg, buckets[seg.key].words, 0.0, dec.language, dec.language_probability)
+                buckets[seg.key].score(seg)
             return
         if own.language == span_language:
             # The segment's own clip confirms the span's language: evidence of it heard here.

@@ -54,6 +54,8 @@ def _piece(seg: Segment, start: float, end: float, words: list) -> Segment:
         list(words),
         seg.source,
         round(seg.overlap_s * (end - start) / max(seg.duration, 1e-9), 2),
+        seg.avg_logprob,  # the decoded pieces' statistics: both parts came from them
+        seg.no_speech_prob,
     )
 
 
