@@ -10,12 +10,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from speechannotator.agents.backend import Backend, ComposeTask, LabelTask, ReviewTask
+from speechannotator.agents.compose import compose_task, contradiction
 from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable
 from speechannotator.agents.openai.json_schemas import closed_choices
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
@@ -176,18 +178,9 @@ def test_relabel_asks_only_flagged_fields_and_text_models_get_no_audio(proxy):
     assert request in text and "unused" not in text  # only the flagged field's request
 
 
-class _ShortRules:
-    """The fallback composer: SmolLM2's 40-character texts are cut mid-sentence, which the
-    free-text checks refuse (agents/free_text.py), so a fallback must write them."""
-
-    name = "rules"
-
-    def compose(self, task):
-        return {"caption": "A male voice.", "contextual_inference": "A calm talk."}
-
-
 def test_review_and_compose(proxy):
-    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=FAST, fallback=_ShortRules())
+    opts = replace(FAST, max_compose_chars=240, llm_caption=True)
+    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=opts)
     seg = make_segment()
     preds = {
         "gender": Prediction(seg.key, "gender", "male", 0.9, ["gender.p_male"]),
@@ -216,17 +209,19 @@ def test_review_and_compose(proxy):
     assert len(sent) == 1
     assert sent[0]["response_format"]["json_schema"]["schema"]["required"] == ["gender", "emotion"]
 
-    composed = backend.compose(
-        ComposeTask(
-            segment=seg,
-            values={"gender": "male", "emotion": "calm (weak)"},
-            evidence=make_evidence(seg.key),
-            context={},
-            label_language="en",
-        )
+    compose = ComposeTask(
+        segment=seg,
+        values={"gender": "male", "emotion": "calm (weak)"},
+        evidence=make_evidence(seg.key),
+        context={},
+        label_language="en",
     )
+    composed = backend.compose(compose)
+    rules = compose_task(compose)
+    # The contextual inference is the composer's; the caption the model's unless it named a woman.
     assert set(composed) == {"caption", "contextual_inference"}
-    assert all(isinstance(v, str) and 0 < len(v) <= FAST.max_compose_chars for v in composed.values())
+    assert composed["contextual_inference"] == rules["contextual_inference"]
+    assert 0 < len(composed["caption"]) <= 240 and contradiction(composed["caption"], compose.values, "en") is None
     s = backend.stats
     assert (s.label_calls, s.review_calls, s.compose_calls) == (0, 1, 1)
     assert s.llm_calls == 2 and s.review_unavailable == 0

@@ -44,14 +44,15 @@ def make_backend(config: Config) -> Backend:
     if config.agents.backend == "local":
         from .openai.local import LocalBackend
 
-        llm = LocalBackend(config, fallback=RulesBackend(config.calibration))
+        if config.agents.llm_caption:
+            raise ValueError("agents.llm_caption is for an openai endpoint: the local models' captions were worse")
+        llm = LocalBackend(config)
     else:
         from .openai import OpenAIBackend
 
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
-        # The rules backend composes caption / contextual inference when a compose call fails.
-        llm = OpenAIBackend.from_config(config, fallback=RulesBackend(config.calibration))
+        llm = OpenAIBackend.from_config(config)
     if set(fields) == set(LABELED_FIELDS) and not config.agents.llm_review and config.agents.backend != "local":
         return llm
     from .openai.routed import RoutedBackend

@@ -27,6 +27,7 @@ class LabelTask:
     context: dict[str, Any]
     label_language: str  # "zh" or "en"
     revision_requests: dict[str, str] = field(default_factory=dict)
+    suggested: dict[str, str] = field(default_factory=dict)  # {field: the reviewer's Verdict.suggested}
     round: int = 0
     audio_wav: bytes | None = None  # 16 kHz mono WAV bytes of the segment, for audio models
     # {field: the values a relabel may answer} where a reviewer's verdict narrowed them
@@ -54,9 +55,6 @@ class ComposeTask:
     evidence: dict[str, Evidence]
     context: dict[str, Any]
     label_language: str
-    # The captions already written for the recording's earlier segments (finalize fills it in
-    # order): a caption that opens like one of them is asked for a different opening.
-    earlier_captions: list[str] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..schema import canonical_closed, is_empty_marker
+from ..schema import canonical_closed, closed_value, genders_named, is_empty_marker
 from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
@@ -227,3 +227,16 @@ def contextual_inference(task: ComposeTask) -> str:
 
 def compose_task(task: ComposeTask) -> dict[str, str]:
     return {"caption": caption(task), "contextual_inference": contextual_inference(task)}
+
+
+def contradiction(text: str, values: dict[str, str], lang: str) -> str | None:
+    """Why a model-written caption states what the reviewed values contradict, or None: the one
+    check on an endpoint's caption (agents.llm_caption). It names the other gender only."""
+    said = canonical_closed("gender", values.get("gender"))
+    if said not in ("male", "female"):
+        return None
+    other = "female" if said == "male" else "male"
+    named = genders_named(text)
+    if other in named and said not in named:
+        return f"the caption names a {closed_value('gender', other, 'en')} voice; the reviewed gender is {said}"
+    return None

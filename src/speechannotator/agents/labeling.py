@@ -45,6 +45,7 @@ def build_task(
     audio_wav: bytes | None = None,
     requests: dict[str, str] | None = None,
     round: int = 0,
+    suggested: dict[str, str] | None = None,
     index: ContextIndex | None = None,
 ) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
@@ -59,6 +60,7 @@ def build_task(
         context=task_context(seg, mine, segments, evidence, index=index),
         label_language=label_lang,
         revision_requests=dict(requests or {}),
+        suggested=dict(suggested or {}),
         round=round,
         audio_wav=audio_wav,
     )

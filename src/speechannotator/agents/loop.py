@@ -118,6 +118,7 @@ def _review_round(
                     requests=flagged,
                     round=r + 1,
                     index=index,
+                    suggested={v.field: v.suggested for v in mine if not v.accepted and v.suggested},
                 )
                 relabeled.extend(call_label(backend, task).values())
         with store.transaction() as c:

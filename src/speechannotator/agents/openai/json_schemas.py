@@ -90,26 +90,10 @@ def review_schema(fields: list[str], max_reason_chars: int) -> dict[str, Any]:
     }
 
 
-def compose_schema(
-    keys: list[str], max_chars: int, starts: dict[str, str] | None = None, patterns: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """The compose answer's schema. ``starts``: {field: words its text must begin with}, as a
-    ``pattern`` (llama.cpp turns it into the sampling grammar, so the answer cannot begin
-    otherwise; a validator checks it the same way); words of letters, hyphens and apostrophes only.
-    ``patterns``: {field: a whole pattern} (agents/supported.py `vocabulary_pattern`), instead."""
+def compose_schema(keys: list[str], max_chars: int) -> dict[str, Any]:
+    """The compose answer's schema: {key: bounded string}."""
     props = {k: _string(max_chars) for k in keys}
-    for k, words in (starts or {}).items():
-        if k in props and words and re.fullmatch(r"[A-Za-z'-]+(?: [A-Za-z'-]+)*", words):
-            props[k] = {**props[k], "pattern": "^" + words + '[^"\\\\]*$'}
-    for k, pattern in (patterns or {}).items():
-        if k in props and pattern:
-            props[k] = {**props[k], "pattern": pattern}
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(keys),
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": props, "required": list(keys), "additionalProperties": False}
 
 
 # ---- parsing -------------------------------------------------------------------------------
@@ -227,9 +211,15 @@ class LabelOutcome(BaseModel):
 
 
 def parse_label_answer(
-    obj: dict[str, Any], fields: list[str], lang: str, cited: dict[str, list[str]]
+    obj: dict[str, Any],
+    fields: list[str],
+    lang: str,
+    cited: dict[str, list[str]],
+    choices: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, LabelOutcome], dict[str, str]]:
-    """Validate each requested field; returns (good fields, {field: error}) for the rest."""
+    """Validate each requested field; returns (good fields, {field: error}) for the rest. A
+    field with ``choices`` must be one of them (the schema's enum; a json_object answer may not be)."""
+    choices = choices or {}
     obj = _unwrap(obj, fields)
     good: dict[str, LabelOutcome] = {}
     bad: dict[str, str] = {}
@@ -263,6 +253,8 @@ def parse_label_answer(
                 )
                 continue
             good[f] = LabelOutcome(value=surface, confidence=ans.confidence, evidence=evidence, repaired=repaired)
+        elif f in choices and ans.value not in choices[f]:
+            bad[f] = f"value {ans.value!r} is not one of the {len(choices[f])} allowed values"
         else:
             good[f] = LabelOutcome(value=ans.value, confidence=ans.confidence, evidence=evidence, repaired=repaired)
     return good, bad

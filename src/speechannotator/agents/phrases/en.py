@@ -228,76 +228,7 @@ ACCENT_LANGUAGE = {
     "id": "standard Indonesian",
 }
 ACCENT_SLIGHT = "slightly accented English"
-GENDER_WORD = {"male": "male", "female": "female"}
-GENDER_PERSON = {"male": "male", "female": "female"}
 
 
 def join(parts: list[str]) -> str:
     return SEP.join(p for p in parts if p)
-
-
-# The words a text may use to say each reviewed fact: what agents/free_text.py's omission check
-# accepts in a paraphrase of the facts sentence (agents/facts.py) as saying that fact. A word
-# ending in "*" stands for every word it begins ("hoars*": hoarse, hoarseness); words are
-# compared lower-case, hyphens as spaces. The parse tables above (EMOTION_PARSE, PARA_PARSE,
-# BACKGROUND_PARSE) are read as well; these lists add what a rewrite says instead.
-SAID_AGE = {
-    "child": ("child*", "kid*", "little", "young*"),
-    "teenager": ("teen*", "adolescent*", "youth*", "young*"),
-    "young adult": ("young*", "youth*"),
-    "middle-aged": ("middle aged", "middle age", "midlife", "mature"),
-    "elderly": ("elderly", "old*", "senior*", "aged", "aging", "ageing"),
-}
-# Voice qualities (the rules' TEXTURE words first): a texture value names the qualities whose
-# words it contains, and a rewrite must say each of them.
-SAID_TEXTURE = {
-    "deep": ("deep*", "bass*", "baritone", "resonant", "booming", "rich*"),
-    "bright": ("bright*", "brilliant", "ringing", "light"),
-    "natural": ("natural*",),
-    "clear": ("clear*", "crisp*", "clean*", "distinct*", "lucid"),
-    "hoarse": ("hoars*", "rasp*", "husk*", "rough*", "gravel*", "scratch*", "croak*", "gruff*"),
-    "breathy": ("breath*", "airy"),
-    "tense": ("tense*", "tension", "strain*", "tight*"),
-    "thin": ("thin", "thinner", "thinnish", "reedy", "slight"),
-    "muffled": ("muffl*", "muted", "dull*", "damped"),
-    "full": ("full*", "round*", "rich*", "warm*"),
-}
-SAID_EMOTION = {  # besides EMOTION_PARSE's stems
-    "neutral": ("composed", "matter of fact", "unemotional", "emotionless", "impassive", "detached", "dispassionate",
-                "calm*", "even tone*", "evenly", "level headed"),
-    "calm": ("relaxed", "composed", "serene", "peaceful", "tranquil", "placid", "at ease", "collected", "unhurried"),
-    "happy": ("cheer*", "glad*", "pleased", "upbeat", "delight*", "content*", "merry", "sunny", "good mood*",
-              "positive*", "light hearted*", "lighthearted*", "happi*"),
-    "excited": ("thrill*", "eager*", "animated", "energetic*", "exhilarat*"),
-    "angry": ("irritat*", "furious*", "irate", "indignant*", "mad", "cross"),
-    "tense": ("uneasy", "on edge", "strain*", "worried", "anxiety"),
-    "sad": ("unhappy", "melanchol*", "gloom*", "glum*", "dejected", "mournful*", "somber*", "sombre*", "down"),
-    "surprised": ("astonish*", "amaz*", "startl*", "shock*"),
-    "fearful": ("frighten*", "terrified", "worried", "apprehensive*"),
-    "disgusted": ("repuls*", "revolt*", "repelled"),
-}  # fmt: skip
-SAID_PACE = ("pace*", "speed*", "tempo*", "rate", "fast*", "slow*", "quick*", "rapid*", "hurried*", "unhurried*",
-             "leisurel*", "brisk*", "rush*", "swift*", "measured", "deliberate*", "sluggish*", "drawn out")  # fmt: skip
-SAID_SLOW = ("slow*", "unhurried*", "leisurel*", "deliberate*", "sluggish*", "drawn out", "measured")
-SAID_FAST = ("fast*", "quick*", "rapid*", "brisk*", "hurried*", "rush*", "swift*")
-SAID_PITCH = ("pitch*", "register")
-SAID_LOW = ("low*", "deep*", "below")
-SAID_HIGH = ("high*", "above", "raised", "elevated")
-SAID_USUAL = ("usual*", "normal*", "typical*", "ordinar*", "than", "customar*")
-SAID_PAUSE = ("paus*", "break*", "gap*", "halt*", "stop*")
-SAID_EVENT = {  # besides PARA_PARSE's stems
-    "laughter": ("chuckl*", "giggl*"),
-    "sigh": (),
-    "breath": ("inhal*", "exhal*"),
-    "pause": SAID_PAUSE,
-}
-SAID_SCENE = {  # besides BACKGROUND_PARSE's stems; ENVIRONMENT's kinds by their words
-    "music": ("song*", "melod*", "tune*"),
-    "singing": ("song*", "vocal*"),
-    "babble": ("voices", "babbl*", "murmur*", "talk*"),
-    "noise": ("nois*", "sound*", "din", "rumbl*", "hum*", "hiss*"),
-    "reverberant": ("reverb*", "echo*", "hall*", "room*"),
-    "public": ("public", "busy", "crowd*"),
-    "quiet": ("quiet*", "studio*", "recording*", "booth", "silen*"),
-    "telephone": ("telephon*", "phone*", "call*"),
-}

@@ -190,13 +190,7 @@ ACCENT_LANGUAGE = {
     "th": "标准泰语",
     "id": "标准印尼语",
 }
-GENDER_WORD = {"male": "男声", "female": "女声"}
-GENDER_PERSON = {"male": "男性", "female": "女性"}
 
 
 def join(parts: list[str]) -> str:
     return SEP.join(p for p in parts if p)
-
-
-# The omission check of a paraphrase (agents/free_text.py) reads English only (en.py's SAID_*
-# tables): the Chinese level and feeling words are read by the review's parse tables alone.

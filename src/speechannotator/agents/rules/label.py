@@ -3,14 +3,12 @@
 Speaker traits combine local evidence with the speaker's aggregate (only when the contract
 admits same-speaker history); scene fields stay on acoustic/event evidence and say 无/none,
 with low confidence, when there is none; emotion reads the plugged-in model, prosodic arousal
-and transcript valence, with same-speaker neighbours as weak support. A review request that
-carries a suggested value ("建议：…" / "suggested: …") is applied when it is valid for the field;
+and transcript valence, with same-speaker neighbours as weak support. A reviewer's suggested
+value (``LabelTask.suggested``, from ``Verdict.suggested``) is applied when it is valid for the field;
 otherwise the field is re-derived in strict mode (speaker-consistent, model labels ignored).
 """
 
 from __future__ import annotations
-
-import re
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Segment
@@ -21,7 +19,6 @@ from ..transcript import internal_gaps
 from .evidence import FieldView, speaker_gender
 from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
-_SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
 _MODEL_EMOTIONS = {
     "angry": "angry",
     "disgusted": "disgusted",
@@ -38,11 +35,6 @@ _MODEL_EMOTIONS = {
     "难过/sad": "sad",
     "吃惊/surprised": "surprised",
 }
-
-
-def suggestion(request: str) -> str | None:
-    m = _SUGGESTION.search(request or "")
-    return m.group(1).strip() if m else None
 
 
 def local_gender(v: FieldView) -> tuple[str | None, float]:
@@ -366,9 +358,10 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
         view = FieldView(field, task.contracts.get(field), task.evidence, task.context, cal)
         request = task.revision_requests.get(field, "")
         try:
-            sug = _valid_suggestion(field, suggestion(request), task.label_language) if suggestion(request) else None
+            given = task.suggested.get(field)
+            sug = _valid_suggestion(field, given, task.label_language) if given else None
             if sug is not None:
-                oc = Outcome(sug, 0.6, "ok", f"revised per review request: {request}")
+                oc = Outcome(sug, 0.6, "ok", f"the reviewer's suggested value; request: {request}")
                 if field in ("gender", "age"):  # re-derive to cite the evidence behind the speaker value
                     _RULES[field](view, task.segment, P, True)
             elif field in _WRAPPED:

@@ -10,12 +10,13 @@ evidence or the speaker's history determines one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ...calibration import DEFAULT, Calibration
-from ...records import Prediction, Verdict
-from ...schema import canonical_closed, closed_value, is_empty_marker
+from ...records import Prediction, Status, Verdict
+from ...schema import Field, canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, SUGGEST, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -64,7 +65,6 @@ _MSG = {
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
         "empty_open": "该字段不应为空，请依据证据描述。",
-        "suggest": SUGGEST["zh"],
     },
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
@@ -93,7 +93,6 @@ _MSG = {
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
-        "suggest": SUGGEST["en"],
     },
 }
 
@@ -138,17 +137,20 @@ class _Reviewer:
         return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
     def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
-        request = reason + (self.M["suggest"].format(s=sug) if sug else "")
-        return Verdict(self.task.segment.key, field, self.task.round, False, reason=reason, request=request)
+        return Verdict(
+            self.task.segment.key, field, self.task.round, False, reason=reason, request=reason, suggested=sug
+        )
 
     def accept(self, field: str, reason: str) -> Verdict:
         return Verdict(self.task.segment.key, field, self.task.round, True, reason=reason)
 
     def check(self, field: str, p: Prediction) -> Verdict:
-        if p.status == "failed" or p.value is None or not str(p.value).strip():
+        if p.status == Status.FAILED or p.value is None or not str(p.value).strip():
             return self.reject(field, self.M["missing"], None)
-        fn = getattr(self, f"_{field}", None)
-        return fn(p) if fn else self.accept(field, "no check applies")
+        if field in _DESCRIBED:
+            return self._open_nonempty(field, p)
+        check = _CHECKS.get(field)  # type: ignore[call-overload]  # a Field is its str name
+        return check(self, p) if check else self.accept(field, "no check applies")
 
     def _drift(self, field: str, p: Prediction, local_strong: bool) -> Verdict | None:
         if "speaker_history" not in (self.view(field).scope):
@@ -305,17 +307,20 @@ class _Reviewer:
             return self.reject(field, self.M["no_words"], None)
         return self.accept(field, "well-formed description")
 
-    def _texture(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("texture", p)
 
-    def _pronunciation(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("pronunciation", p)
-
-    def _tone(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("tone", p)
-
-    def _rhythm(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("rhythm", p)
+# The checks per field; the described fields (_DESCRIBED) need only words.
+_CHECKS: dict[Field, Callable[[_Reviewer, Prediction], Verdict]] = {
+    Field.GENDER: _Reviewer._gender,
+    Field.AGE: _Reviewer._age,
+    Field.ACCENT: _Reviewer._accent,
+    Field.BACKGROUND_SOUND: _Reviewer._background_sound,
+    Field.ENVIRONMENT: _Reviewer._environment,
+    Field.EMOTION: _Reviewer._emotion,
+    Field.PITCH: _Reviewer._pitch,
+    Field.SPEED: _Reviewer._speed,
+    Field.PARALINGUISTIC: _Reviewer._paralinguistic,
+}
+_DESCRIBED = frozenset({Field.TEXTURE, Field.PRONUNCIATION, Field.TONE, Field.RHYTHM})
 
 
 def review_task(task: ReviewTask, cal: Calibration = DEFAULT) -> dict[str, Verdict]:
