@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("outputs", nargs="+", type=Path, help="output JSON files (<stem>.json)")
     ap.add_argument("--show", type=int, default=5, help="captions with a problem to print")
     args = ap.parse_args(argv)
-    rows = [r for p in args.outputs for r in json.loads(p.read_text(encoding="utf-8"))]
+    loaded = [json.loads(p.read_text(encoding="utf-8")) for p in args.outputs]
+    rows = [r for data in loaded if isinstance(data, list) for r in data]  # summary.json is not a record list
     found = [(r, problems(r)) for r in rows]
     bad = [(r, why) for r, why in found if why]
     kinds = {k: sum(any(w.startswith(k) for w in why) for _, why in found) for k in ("repeats", "deep", "names")}

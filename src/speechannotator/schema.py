@@ -236,7 +236,7 @@ def genders_named(text: str) -> set[str]:
     return named
 
 
-def closed_value(field: str, canon: str, lang: LabelLanguage) -> str:
+def closed_value(field: str, canon: str, lang: str) -> str:
     """The label-language surface form of a canonical closed value."""
     en = {"gender": GENDER_VALUES["en"], "age": AGE_VALUES["en"]}[field]
     loc = {"gender": GENDER_VALUES[lang], "age": AGE_VALUES[lang]}[field]

@@ -40,16 +40,16 @@ def make_backend(config: Config) -> Backend:
 
     if config.agents.backend == "rules":
         return RulesBackend(config.calibration)
+    from .openai import OpenAIBackend
+
     fields = llm_fields(config)  # checked before a server starts
     if config.agents.backend == "local":
         from .openai.local import LocalBackend
 
         if config.agents.llm_caption:
             raise ValueError("agents.llm_caption is for an openai endpoint: the local models' captions were worse")
-        llm = LocalBackend(config)
+        llm: OpenAIBackend = LocalBackend(config)
     else:
-        from .openai import OpenAIBackend
-
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
         llm = OpenAIBackend.from_config(config)

@@ -60,9 +60,12 @@ class ComposeTask:
 @runtime_checkable
 class Backend(Protocol):
     name: str
-    # Whether label tasks should carry the segment's audio (``LabelTask.audio_wav``). A
-    # backend may turn it off during a run, e.g. when its endpoint rejects audio input.
-    wants_audio: bool
+
+    @property
+    def wants_audio(self) -> bool:
+        """Whether label tasks should carry the segment's audio (``LabelTask.audio_wav``). A
+        backend may turn it off during a run, e.g. when its endpoint rejects audio input."""
+        ...
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
         """Predict every field in task.fields. Never raises for model faults: a field

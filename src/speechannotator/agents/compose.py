@@ -62,19 +62,43 @@ def _clauses(text: str) -> list[str]:
     return [c.strip() for c in re.split(r"[，,；;。.]", text or "") if c.strip()]
 
 
+def _fact_kinds(lang: str) -> dict[str, str]:
+    """{phrase: the fact it states} for the phrases that several fields share: the pitch contour's
+    end (pitch and rhythm), the pace (speed and rhythm) and the pauses (speed, rhythm and
+    paralinguistic). A caption says each of these facts once, in the first field that names it."""
+    P = phrases(lang)
+    kinds = dict.fromkeys(P.PITCH_FINAL.values(), "end")
+    kinds.update(dict.fromkeys(P.SPEED_LEVEL.values(), "pace"))
+    pauses = [*P.RHYTHM_PAUSE.values(), P.PARA["pause"], P.PARA["long_pause"], *_clauses(P.SPEED_PAUSE)]
+    kinds.update({p.removeprefix("with "): "pauses" for p in pauses})
+    kinds.pop("", None)
+    return kinds
+
+
 class _Writer:
-    """Accumulates clauses and skips any already said (values often repeat each other)."""
+    """Accumulates clauses and skips any already said (values often repeat each other): a clause
+    contained in one already said, or one stating a fact (_fact_kinds) already stated."""
 
     def __init__(self, lang: str):
-        self.lang, self.seen, self.sentences = lang, set(), []
+        self.lang, self.kinds = lang, _fact_kinds(lang)
+        self.seen: set[str] = set()
+        self.said: set[str] = set()  # the fact kinds stated
+        self.sentences: list[str] = []
+
+    def _fresh(self, clause: str) -> bool:
+        kind = self.kinds.get(clause.removeprefix("with ").strip())
+        if any(clause in seen for seen in self.seen) or (kind and kind in self.said):
+            return False
+        if kind:
+            self.said.add(kind)
+        return True
 
     def sentence(self, parts: list[str]) -> None:
         keep = []
         for part in parts:
             if not part or is_empty_marker(part):
                 continue
-            # A clause already said, or contained in one already said, adds nothing.
-            fresh = [c for c in _clauses(part) if not any(c in seen for seen in self.seen)]
+            fresh = [c for c in _clauses(part) if self._fresh(c)]
             self.seen.update(fresh)
             if fresh:
                 keep.append(("，" if self.lang == "zh" else ", ").join(fresh))

@@ -7,7 +7,7 @@ Scope names used in contracts: "segment", "speaker_history", "neighbours", "reco
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
@@ -159,7 +159,7 @@ def recording_summary(
     histories: dict[str, dict[str, Any]],
     evidence: dict[str, dict[str, Evidence]] | None = None,
 ) -> dict[str, Any]:
-    langs = Counter()
+    langs: dict[str, float] = defaultdict(float)  # seconds per language
     for s in segments:
         if s.language:
             langs[s.language] += s.duration
@@ -185,7 +185,7 @@ def recording_summary(
         "speaker_changes": changes,
         "interaction": interaction,
         "mixed_voice_labels": mixed,
-        "language": langs.most_common(1)[0][0] if langs else "",
+        "language": max(langs, key=lambda k: langs[k]) if langs else "",
         "speakers": [
             {"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"], "role": h["role"]}
             for h in histories.values()
@@ -289,7 +289,7 @@ class ContextIndex:
             for f in SPEAKER_TRAITS:
                 p = preds.get((s.key, f))
                 value = vote_value(f, p.value) if p is not None else None
-                if value is None:
+                if value is None or p is None:
                     continue
                 w = vote_weight(s.duration, p.confidence)
                 tally = self.votes[(s.speaker, f)].setdefault(value, [0.0, 0])
@@ -305,7 +305,7 @@ class ContextIndex:
         own_value, own_w = self.own.get((seg.key, field), (None, 0.0))
         total = sum(t[0] for _, t in ranked) - own_w
         count = sum(t[1] for _, t in ranked) - (own_value is not None)
-        top = []
+        top: list[dict[str, Any]] = []
         for value, (w, n) in ranked[: VOTE_VALUES + 1]:  # leaving one segment out reorders at most one value
             if value == own_value:
                 w, n = w - own_w, n - 1

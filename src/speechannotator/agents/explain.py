@@ -175,44 +175,11 @@ def format_trail(t: FieldTrail) -> str:
     elif t.contract is None:
         lines.append("contract: none (the plan stage has not run)")
     else:
-        c = t.contract
-        lines += [
-            "contract:",
-            f"  objective: {c.objective}",
-            f"  value format: {c.value_format}",
-            f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
-            f"  priority: {', '.join(c.priority) or '(none)'}",
-            f"  context scope: {', '.join(c.context_scope)}",
-            f"  conflict rule: {c.conflict_rule}",
-        ]
-        lines.append("evidence admitted:" if t.admitted else "evidence admitted: (none)")
-        for name in sorted(t.admitted):
-            e = t.admitted[name]
-            lines.append(
-                f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
-                + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]"
-            )
-        if t.speaker_history is not None:
-            lines.append(f"speaker history: {_fmt(t.speaker_history)}")
-        if t.recording_summary is not None:
-            lines.append(f"recording summary: {_fmt(t.recording_summary)}")
+        lines += _contract_lines(t)
     if not t.composed and not t.segment_field and not t.rounds and t.made is None:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
-        p, v = r.prediction, r.verdict
-        lines.append(
-            f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"
-        )
-        if p.evidence:
-            lines.append(f"  cites: {', '.join(p.evidence)}")
-        if p.rationale:
-            lines.append(f"  rationale: {p.rationale}")
-        if p.error:
-            lines.append(f"  error: {p.error}")
-        if v is not None:
-            lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
-            if not v.accepted:
-                lines.append(f"  revision request: {v.request}")
+        lines += _round_lines(r)
     if not t.composed and not t.segment_field and t.review_skipped and t.made is None:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
@@ -224,6 +191,49 @@ def format_trail(t: FieldTrail) -> str:
         lines.append(f"orphaned {format_orphan(d)}")
     lines.append(f"final: {final}")
     return "\n".join(lines)
+
+
+def _contract_lines(t: FieldTrail) -> list[str]:
+    """The contract, the evidence it admitted and the context it was given."""
+    c = t.contract
+    assert c is not None
+    lines = [
+        "contract:",
+        f"  objective: {c.objective}",
+        f"  value format: {c.value_format}",
+        f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
+        f"  priority: {', '.join(c.priority) or '(none)'}",
+        f"  context scope: {', '.join(c.context_scope)}",
+        f"  conflict rule: {c.conflict_rule}",
+        "evidence admitted:" if t.admitted else "evidence admitted: (none)",
+    ]
+    for name in sorted(t.admitted):
+        e = t.admitted[name]
+        lines.append(
+            f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
+            + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]"
+        )
+    if t.speaker_history is not None:
+        lines.append(f"speaker history: {_fmt(t.speaker_history)}")
+    if t.recording_summary is not None:
+        lines.append(f"recording summary: {_fmt(t.recording_summary)}")
+    return lines
+
+
+def _round_lines(r: Round) -> list[str]:
+    """One round's prediction and its verdict."""
+    p, v = r.prediction, r.verdict
+    lines = [f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"]
+    lines += [
+        f"  {k}: {x}"
+        for k, x in (("cites", ", ".join(p.evidence)), ("rationale", p.rationale), ("error", p.error))
+        if x
+    ]
+    if v is not None:
+        lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
+        if not v.accepted:
+            lines.append(f"  revision request: {v.request}")
+    return lines
 
 
 def format_made(d: Decision) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
-from ...records import Contract, Evidence, Prediction, Verdict
+from ...records import Contract, Evidence, Prediction, Status, Verdict
 from ...schema import LABELED_FIELDS
 from ..backend import ComposeTask, LabelTask, ReviewTask
 from ..compose import compose_task, contradiction
@@ -197,7 +197,7 @@ class OpenAIBackend:
                     audio_wav_b64=b64 if with_audio else None,
                     temperature=temperature,
                     max_tokens=max_tokens(len(remaining)),
-                    **({"cache_slot": slot} if slot is not None else {}),
+                    cache_slot=slot,
                 )
                 obj = extract_json_object(text)
             except (AudioRejected, FormatRejected) as exc:
@@ -331,7 +331,7 @@ class OpenAIBackend:
                     evidence=g.evidence,
                     round=task.round,
                     backend=self.name,
-                    status="abstain" if g.abstain else "ok",
+                    status=Status.ABSTAIN if g.abstain else Status.OK,
                     rationale=f"{self.labeler.model} from {inputs}",
                 )
             else:
@@ -350,7 +350,7 @@ class OpenAIBackend:
             evidence=[],
             round=task.round,
             backend=self.name,
-            status="failed",
+            status=Status.FAILED,
             error=error[:500],
         )
 

@@ -11,7 +11,7 @@ otherwise the field is re-derived in strict mode (speaker-consistent, model labe
 from __future__ import annotations
 
 from ...calibration import DEFAULT, Calibration
-from ...records import Prediction, Segment
+from ...records import Prediction, Segment, Status
 from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import LabelTask
 from ..phrases import phrases
@@ -248,9 +248,9 @@ def scene_facts(v: FieldView) -> dict:
         if x is not None:
             f[name] = x
     for name in ("scene.background", "scene.noise_type"):
-        x = v.text(name)
-        if x is not None:
-            f[name] = x.lower()
+        said = v.text(name)
+        if said is not None:
+            f[name] = said.lower()
     # The noise-type heuristic confuses low rumble with babble (priors README: reliability
     # 0.6); name a source only when its extractor trusts it, else say "noise".
     if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < v.cal.noise_type_min_reliability:
@@ -380,7 +380,7 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
                 list(view.cited),
                 round=task.round,
                 backend=backend_name,
-                status=oc.status,
+                status=Status(oc.status),
                 rationale=oc.rationale,
             )
         except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
@@ -392,7 +392,7 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
                 list(view.cited),
                 round=task.round,
                 backend=backend_name,
-                status="failed",
+                status=Status.FAILED,
                 error=f"{type(exc).__name__}: {exc}",
             )
     return out

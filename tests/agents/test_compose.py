@@ -1,0 +1,34 @@
+"""The rules' composer: each fact once in a caption, and the one check on a model's caption."""
+
+from speechannotator.agents.backend import ComposeTask
+from speechannotator.agents.compose import caption
+from speechannotator.records import Segment
+
+
+def _task(values: dict[str, str], lang: str) -> ComposeTask:
+    seg = Segment("seg_00000", 0.0, 2.0, "A", text="Well, I never.")
+    return ComposeTask(segment=seg, values=values, evidence={}, context={}, label_language=lang)
+
+
+def test_the_end_of_the_contour_and_the_pauses_are_said_once():
+    en = {
+        "gender": "male",
+        "age": "middle-aged",
+        "pitch": "moderately low pitch, some rise and fall, falling clearly at the end",
+        "speed": "slightly slow pace, with long pauses between phrases",
+        "rhythm": "relaxed rhythm, slightly slow pace, noticeable pauses between phrases, slightly falling at the end",
+        "paralinguistic": "pause between phrases",
+        "emotion": "calm (weak)",
+    }
+    text = caption(_task(en, "en"))
+    assert text.count("at the end") == 1 and "falling clearly at the end" in text
+    assert text.count("pause") == 1 and "long pauses between phrases" in text
+    assert "relaxed rhythm" in text  # the rhythm's own fact stays
+    zh = {
+        "gender": "男声",
+        "pitch": "整体音高中等偏低，略有起伏，句尾明显下降",
+        "speed": "语速偏慢，句间停顿较长",
+        "rhythm": "节奏舒缓，语速偏慢，句间停顿明显，句尾略有下降",
+    }
+    text = caption(_task(zh, "zh"))
+    assert text.count("句尾") == 1 and text.count("停顿") == 1 and "节奏舒缓" in text
