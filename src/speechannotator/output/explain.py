@@ -1,22 +1,28 @@
 """The audit trail of one field of one segment: evidence, contract, every round's
 prediction and verdict, human decisions, and the final value.
 
-``field_trail`` gathers the trail as data (the review page shows it); ``explain`` prints it.
+``field_trail`` gathers the trail as data (the review page shows it); ``explain`` prints it, and
+``explain_command`` is `speechannotator explain OUT/<stem>.json --segment N --field F`.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from pathlib import Path
 from typing import Any
 
+import click
+
+from ..agents.context import admitted_evidence
 from ..corrections import ADDED_FIELD, EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, review_segments, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
 from ..stages import StageName
 from ..state import StateStore
-from .context import admitted_evidence
+from ..terminal import echo
 
 
 @dataclass
@@ -277,3 +283,30 @@ def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
     if field not in EDITABLE_FIELDS:  # before loading anything
         raise ValueError(f"unknown field {field!r}; fields are: {', '.join(EDITABLE_FIELDS)}")
     return format_trail(field_trail(RecordingTrails.load(store, rec), segment_index, field))
+
+
+@click.command("explain")
+@click.argument("json_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--segment", "segment", type=int, required=True, help="0-based index of the segment in the JSON array")
+@click.option("--field", "field", required=True, help="attribute name, e.g. gender, emotion, background_sound")
+def explain_command(json_path: Path, segment: int, field: str) -> None:
+    """Print the evidence, contract, predictions and review verdicts behind one field."""
+    from ..state import STATE_FILE
+
+    state = json_path.parent / STATE_FILE
+    if not state.is_file():
+        raise click.ClickException(f"no state database {state} next to {json_path.name}")
+    try:
+        store = StateStore(state, readonly=True)
+    except sqlite3.Error as exc:
+        raise click.ClickException(f"cannot read the state database {state}: {exc}") from exc
+    try:
+        rec = json_path.stem
+        if store.status(rec) is None and not store.segments(rec):
+            raise click.ClickException(f"recording {rec!r} is not in {state}")
+        try:
+            echo(explain(store, rec, segment, field))
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    finally:
+        store.close()
