@@ -140,9 +140,6 @@ class ScriptedLLM:
             for f in task.fields
         }
 
-    def review(self, task):
-        raise AssertionError("the LLM reviews only with llm_review")
-
     def compose(self, task):
         self.composed.append(task.segment.key)
         return {"caption": f"Caption of {task.segment.key}.", "contextual_inference": "A talk."}

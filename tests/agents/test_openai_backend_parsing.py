@@ -12,7 +12,6 @@ from speechannotator.agents.openai.json_schemas import (
     extract_json_object,
     label_schema,
     parse_label_answer,
-    parse_review_answer,
 )
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN, data_block
 from speechannotator.config import EndpointConfig
@@ -77,13 +76,6 @@ def test_confidence_out_of_range_is_invalid():
         {"pitch": {"value": "low", "confidence": 250, "evidence": []}}, ["pitch"], "en", CITED
     )
     assert not good and "confidence" in bad["pitch"]
-
-
-def test_review_answer_aliases():
-    good, bad = parse_review_answer(
-        {"gender": {"decision": "Rejected", "reason": "pitch 230 Hz"}, "age": {"decision": "maybe"}}, ["gender", "age"]
-    )
-    assert good["gender"].decision == "revise" and good["gender"].request == "" and "age" in bad
 
 
 def test_label_schema_shape():

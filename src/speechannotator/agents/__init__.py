@@ -53,14 +53,7 @@ def make_backend(config: Config) -> Backend:
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
         llm = OpenAIBackend.from_config(config)
-    if set(fields) == set(LABELED_FIELDS) and not config.agents.llm_review and config.agents.backend != "local":
-        return llm
     from .openai.routed import RoutedBackend
 
-    return RoutedBackend(
-        llm,
-        RulesBackend(config.calibration),
-        fields,
-        llm_review=config.agents.llm_review,
-        compact=config.agents.backend == "local",
-    )
+    # The review is always the rules' evidence checks, whoever labeled (docs/agents-llm.md).
+    return RoutedBackend(llm, RulesBackend(config.calibration), fields, compact=config.agents.backend == "local")

@@ -22,80 +22,15 @@ SPEAKER_TRAITS = ("gender", "age", "accent")
 # Self-identification that reveals a role ("我是记者", "I'm the host"); the role must be in
 # the lexicon so that a transcript cannot inject an arbitrary name.
 _ROLES_ZH = (
-    "主持人",
-    "记者",
-    "老师",
-    "医生",
-    "律师",
-    "主播",
-    "解说员",
-    "解说",
-    "旁白",
-    "导游",
-    "教练",
-    "警察",
-    "法官",
-    "经理",
-    "客服",
-    "销售",
-    "嘉宾",
-    "主席",
-    "校长",
-    "教授",
-    "学生",
-    "司机",
-    "领航员",
-    "赛车手",
-    "队长",
+    "主持人 记者 老师 医生 律师 主播 解说员 解说 旁白 导游 教练 警察 法官 经理 客服 销售 嘉宾 主席 校长 教授 学生 司机 "
+    "领航员 赛车手 队长"
 )
 _ROLES_EN = (
-    "host",
-    "reporter",
-    "teacher",
-    "doctor",
-    "lawyer",
-    "anchor",
-    "commentator",
-    "narrator",
-    "guide",
-    "coach",
-    "officer",
-    "judge",
-    "manager",
-    "agent",
-    "guest",
-    "chair",
-    "professor",
-    "student",
-    "driver",
-    "captain",
-    "moderator",
+    "host reporter teacher doctor lawyer anchor commentator narrator guide coach officer judge manager agent guest "
+    "chair professor student driver captain moderator"
 )
-_ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH) + ")")
-_EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN) + r")\b", re.I)
-_EN_ROLE_NAMES = {
-    "host": "Host",
-    "reporter": "Reporter",
-    "teacher": "Teacher",
-    "doctor": "Doctor",
-    "lawyer": "Lawyer",
-    "anchor": "Anchor",
-    "commentator": "Commentator",
-    "narrator": "Narrator",
-    "guide": "Guide",
-    "coach": "Coach",
-    "officer": "Officer",
-    "judge": "Judge",
-    "manager": "Manager",
-    "agent": "Agent",
-    "guest": "Guest",
-    "chair": "Chair",
-    "professor": "Professor",
-    "student": "Student",
-    "driver": "Driver",
-    "captain": "Captain",
-    "moderator": "Moderator",
-}
+_ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH.split()) + ")")
+_EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN.split()) + r")\b", re.I)
 
 
 def detect_role(texts: list[str]) -> str | None:
@@ -106,7 +41,7 @@ def detect_role(texts: list[str]) -> str | None:
             return m.group(1)
         m = _EN_ROLE.search(t or "")
         if m:
-            return _EN_ROLE_NAMES[m.group(1).lower()]
+            return m.group(1).lower().capitalize()
     return None
 
 

@@ -1,11 +1,12 @@
 """The `openai` backend: the agents' reasoning on any OpenAI-compatible endpoint.
 
 A labeler endpoint (e.g. Qwen3-Omni behind vLLM, which hears the segment audio) labels; a
-reviewer endpoint (any text model; the labeler when none is configured) reviews and composes.
+reviewer endpoint (any text model; the labeler when none is configured) writes the caption
+where the user opted in (the review itself is the rules' evidence checks, openai/routed.py).
 One chat call per segment and task, asking only for the task's fields. Every answer is
 schema-constrained, validated per field, repaired where that is safe, and retried a bounded
 number of times for the fields still missing; what cannot be obtained becomes a failed
-prediction (label), an accepted-with-reason verdict (review) or a fallback text (compose).
+prediction (label) or the rules' composer's caption (compose).
 No fault of the endpoint raises out of this class.
 """
 
@@ -21,9 +22,9 @@ from typing import Any
 
 from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
-from ...records import Contract, Evidence, Prediction, Status, Verdict
+from ...records import Contract, Evidence, Prediction, Status
 from ...schema import LABELED_FIELDS
-from ..backend import ComposeTask, LabelTask, ReviewTask
+from ..backend import ComposeTask, LabelTask
 from ..compose import compose_task, contradiction
 from ..phrases import phrases
 from . import prompts
@@ -34,8 +35,6 @@ from .json_schemas import (
     label_schema,
     parse_compose_answer,
     parse_label_answer,
-    parse_review_answer,
-    review_schema,
 )
 
 log = logging.getLogger(__name__)
@@ -63,9 +62,6 @@ class OpenAIOptions:
     max_compose_chars: int = 600  # caption / contextual inference length
     retry_backoff_s: float = 0.5  # first pause after a fault; doubles, capped at 8 s
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
-    # llama.cpp slots to pin speakers to (0: none): a speaker's calls then reuse the cached
-    # prompt prefix of that speaker's previous call even when the turns alternate.
-    cache_slots: int = 0
     # The caption written by the endpoint from the reviewed values (`agents.llm_caption`, off by
     # default: no model measured so far beat the rules' composer, docs/agents-llm.md); the
     # contextual inference is always the rules'.
@@ -143,7 +139,6 @@ class OpenAIBackend:
         else:
             self.reviewer = ChatClient(reviewer, role="reviewer", stats=self.stats)
         self.audio_enabled = accepts_audio(labeler)
-        self._slot_of: dict[str, int] = {}  # speaker -> server slot (options.cache_slots)
 
     @property
     def wants_audio(self) -> bool:
@@ -167,7 +162,6 @@ class OpenAIBackend:
         parse: Callable[[dict[str, Any], list[str], bool], tuple[dict[str, Any], dict[str, str], int]],
         max_tokens: Callable[[int], int],
         audio_wav: bytes | None = None,
-        slot: int | None = None,
     ) -> tuple[dict[str, Any], dict[str, str], bool]:
         """Ask until every key is answered or the retry budget is spent.
 
@@ -197,7 +191,6 @@ class OpenAIBackend:
                     audio_wav_b64=b64 if with_audio else None,
                     temperature=temperature,
                     max_tokens=max_tokens(len(remaining)),
-                    cache_slot=slot,
                 )
                 obj = extract_json_object(text)
             except (AudioRejected, FormatRejected) as exc:
@@ -236,15 +229,6 @@ class OpenAIBackend:
                 attempt, raise_temperature = attempt + 1, True
                 self.stats.add(retries=1)
         return good, {k: errors.get(k, "no answer") for k in remaining}, used_audio
-
-    def _slot(self, speaker: str) -> int | None:
-        """The server slot of `speaker`: assigned in order of first call, round robin."""
-        n = self.options.cache_slots
-        if n <= 0:
-            return None
-        if speaker not in self._slot_of:
-            self._slot_of[speaker] = len(self._slot_of) % n
-        return self._slot_of[speaker]
 
     def _disable_audio(self, reason: str) -> None:
         if self.audio_enabled:
@@ -317,7 +301,6 @@ class OpenAIBackend:
             parse=parse,
             max_tokens=lambda n: 128 + n * (48 + 12 * opts.max_cited + 2 * opts.max_value_chars),
             audio_wav=task.audio_wav,
-            slot=self._slot(task.segment.speaker),
         )
         inputs = "audio, transcript, evidence" if used_audio else "transcript, evidence"
         for f in fields:
@@ -353,74 +336,6 @@ class OpenAIBackend:
             status=Status.FAILED,
             error=error[:500],
         )
-
-    # ---- review --------------------------------------------------------------------------
-
-    def review(self, task: ReviewTask) -> dict[str, Verdict]:
-        lang = task.label_language if task.label_language in ("zh", "en") else "en"
-        self.stats.note_segment(task.segment.key)
-        key, rnd = task.segment.key, task.round
-        verdicts: dict[str, Verdict] = {}
-        to_review = {}
-        for f, p in task.predictions.items():
-            if p.status == "failed":  # nothing to judge: ask for the label again
-                verdicts[f] = Verdict(
-                    key,
-                    f,
-                    rnd,
-                    accepted=False,
-                    reason=f"labeling failed: {p.error}",
-                    request=f"label {f} again; the previous attempt failed",
-                )
-            else:
-                to_review[f] = p
-        if not to_review:
-            return verdicts
-        self.stats.add(review_calls=1)
-        fields = list(to_review)
-        opts = self.options
-
-        def build(keys: list[str], _audio: bool, schema_in_prompt: bool) -> tuple[str, str, dict[str, Any]]:
-            schema = review_schema(keys, opts.max_reason_chars)
-            system, user = prompts.review_messages(
-                segment=task.segment,
-                predictions={k: to_review[k] for k in keys},
-                contracts=task.contracts,
-                evidence=task.evidence,
-                context=task.context,
-                lang=lang,
-                schema_in_prompt=schema if schema_in_prompt else None,
-            )
-            return system, user, schema
-
-        def parse(obj: dict[str, Any], keys: list[str], _audio: bool):
-            good, bad = parse_review_answer(obj, keys)
-            return good, bad, 0
-
-        good, failed, _ = self._run(
-            self.reviewer,
-            fields,
-            schema_name="segment_review",
-            build=build,
-            parse=parse,
-            max_tokens=lambda n: 128 + n * (48 + 4 * opts.max_reason_chars),
-            slot=self._slot(task.segment.speaker),
-        )
-        for f in fields:
-            if f in good:
-                r = good[f]
-                if r.decision == "accept":
-                    verdicts[f] = Verdict(key, f, rnd, accepted=True, reason=r.reason)
-                else:
-                    request = r.request or r.reason or f"re-examine {f} against its admitted evidence"
-                    verdicts[f] = Verdict(key, f, rnd, accepted=False, reason=r.reason, request=request)
-            else:
-                # Accept so the review loop terminates; the reason keeps the failure on record.
-                verdicts[f] = Verdict(key, f, rnd, accepted=True, reason=f"review unavailable: {failed[f]}"[:500])
-        if failed:
-            self.stats.add(failures=1, review_unavailable=len(failed))
-            log.warning("review of %s unavailable for %s", key, ", ".join(failed))
-        return verdicts
 
     # ---- compose -------------------------------------------------------------------------
 
@@ -465,7 +380,6 @@ class OpenAIBackend:
             build=build,
             parse=parse,
             max_tokens=lambda n: 64 + n * 3 * opts.max_compose_chars,
-            slot=self._slot(task.segment.speaker),
         )
         if failed:
             self.stats.add(failures=1, failed_fields=len(failed))

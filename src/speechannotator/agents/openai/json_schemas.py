@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -68,26 +68,6 @@ def label_schema(
             "additionalProperties": False,
         }
     return {"type": "object", "properties": props, "required": list(fields), "additionalProperties": False}
-
-
-def review_schema(fields: list[str], max_reason_chars: int) -> dict[str, Any]:
-    """Schema of a review answer: {field: {decision, reason, request}}."""
-    item = {
-        "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": ["accept", "revise"]},
-            "reason": _string(max_reason_chars),
-            "request": {"type": "string", "maxLength": max_reason_chars},
-        },
-        "required": ["decision", "reason", "request"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": dict.fromkeys(fields, item),
-        "required": list(fields),
-        "additionalProperties": False,
-    }
 
 
 def compose_schema(keys: list[str], max_chars: int) -> dict[str, Any]:
@@ -260,45 +240,7 @@ def parse_label_answer(
     return good, bad
 
 
-# ---- review and compose answers ------------------------------------------------------------
-
-
-class FieldReview(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    decision: Literal["accept", "revise"]
-    reason: str = ""
-    request: str = ""
-
-    @field_validator("decision", mode="before")
-    @classmethod
-    def _decision(cls, v: Any) -> str:
-        s = str(v).strip().lower()
-        if s in {"accept", "accepted", "ok", "yes", "pass", "approve", "approved"}:
-            return "accept"
-        if s in {"revise", "revision", "reject", "rejected", "relabel", "no", "fail"}:
-            return "revise"
-        raise ValueError(f"decision {v!r} is neither accept nor revise")
-
-    @field_validator("reason", "request", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v).strip()
-
-
-def parse_review_answer(obj: dict[str, Any], fields: list[str]) -> tuple[dict[str, FieldReview], dict[str, str]]:
-    obj = _unwrap(obj, fields)
-    good: dict[str, FieldReview] = {}
-    bad: dict[str, str] = {}
-    for f in fields:
-        if f not in obj:
-            bad[f] = "missing from the answer"
-            continue
-        try:
-            good[f] = FieldReview.model_validate(obj[f])
-        except ValidationError as exc:
-            bad[f] = "invalid: " + "; ".join(e["msg"] for e in exc.errors())
-    return good, bad
+# ---- compose answers ------------------------------------------------------------
 
 
 def parse_compose_answer(obj: dict[str, Any], keys: list[str]) -> tuple[dict[str, str], dict[str, str]]:

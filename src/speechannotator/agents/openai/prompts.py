@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...records import Contract, Evidence, Prediction, Segment
+from ...records import Contract, Evidence, Segment
 from ...schema import CLOSED_FIELDS, EMOTION_INTENSITY, NONE_VALUE, is_empty_marker
 from ..phrases import phrases
 from .json_schemas import closed_choices
@@ -106,14 +106,6 @@ def _compact(value: Any) -> Any:
 
 
 _STABLE_CONTEXT = ("recording_summary", "speaker_history")
-
-
-def stable_first(context: dict[str, Any]) -> dict[str, Any]:
-    """Context keys that change least between segments first (prompt prefix reuse)."""
-    return {
-        **{k: context[k] for k in _STABLE_CONTEXT if k in context},
-        **{k: v for k, v in context.items() if k not in _STABLE_CONTEXT},
-    }
 
 
 def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
@@ -231,48 +223,6 @@ def label_messages(
             "answer with it (or the closest allowed value) unless other evidence clearly contradicts it."
         )
     parts += [data_block(payload), f"Now label segment {segment.key}."]
-    return system, "\n\n".join(parts)
-
-
-def _prediction_json(p: Prediction) -> dict[str, Any]:
-    return {"value": p.value, "confidence": round(p.confidence, 3), "evidence": p.evidence, "status": p.status}
-
-
-def review_messages(
-    *,
-    segment: Segment,
-    predictions: dict[str, Prediction],
-    contracts: dict[str, Contract],
-    evidence: dict[str, Evidence],
-    context: dict[str, Any],
-    lang: str,
-    schema_in_prompt: dict[str, Any] | None,
-) -> tuple[str, str]:
-    fields = list(predictions)
-    system = (
-        "You are the Review Agent of a speech annotation system. For each predicted field of one segment, "
-        "check (1) evidence support: the value must agree with the admitted evidence it cites and with the "
-        "field's contract (e.g. a background sound needs acoustic support; an emotion must not contradict the "
-        "prosody), and (2) consistency: speaker traits must agree with the same speaker's history, and values "
-        'must not conflict with the context. Decide "accept", or "revise" with a short reason and a '
-        f"field-specific revision request telling the labeler what to re-examine.\n{DATA_RULE}\n"
-        f"Write reasons and requests in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
-    )
-    payload = {
-        "segment": _segment_json(segment),
-        "predictions": {f: _prediction_json(p) for f, p in predictions.items()},
-        "evidence": evidence_json(evidence),
-        "context": context,
-        "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
-    }
-    parts = [
-        "Review these fields: " + ", ".join(fields) + ".",
-        'Answer as {"<field>": {"decision": "accept" or "revise", "reason": ..., '
-        '"request": ... (empty when accepted)}}.',
-    ]
-    if schema_in_prompt is not None:
-        parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
-    parts += [data_block(payload), f"Now review segment {segment.key}."]
     return system, "\n\n".join(parts)
 
 

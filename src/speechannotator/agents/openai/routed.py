@@ -1,11 +1,9 @@
 """Per-field routing: an LLM thinks about some fields, the rules about the others.
 
 `agents.llm_fields` names the labeled fields the LLM answers; the rules backend labels the
-rest. Review is evidence-grounded first: the rules' checks (a value the acoustic evidence or
-the speaker's history contradicts) run on every prediction, whoever made it, and a request
-they write for an LLM field carries the evidence values it was checked against, so the model
-relabels against numbers rather than a bare "revise". With `agents.llm_review` the LLM also
-reviews its own fields (consistency with transcript and context), after the rules accepted them.
+rest. The review is the rules' evidence checks (a value the acoustic evidence or the speaker's
+history contradicts) on every prediction, whoever made it; a request they write for an LLM field
+carries the evidence values it was checked against and the suggested value as an allowed one.
 Composition is the LLM backend's: the rules' composer, or an endpoint's caption where the user
 opted in (`agents.llm_caption`).
 """
@@ -96,7 +94,8 @@ def request_with_evidence(
 
 
 class RoutedBackend:
-    """Backend protocol: `llm` for `llm_fields` (and compose), `rules` for the other fields."""
+    """Backend protocol: `llm` labels `llm_fields` (and composes), `rules` labels the other fields
+    and reviews them all."""
 
     def __init__(
         self,
@@ -104,13 +103,11 @@ class RoutedBackend:
         rules: Backend,
         llm_fields: list[str],
         *,
-        llm_review: bool = False,
         compact: bool = False,
     ) -> None:
         self.llm, self.rules = llm, rules
         self.compact = compact  # send only the contracts' priority evidence (small local models)
         self.llm_fields = frozenset(llm_fields)
-        self.llm_review = llm_review
         self.name = f"{llm.name}+rules"
         self.stats = llm.stats
 
@@ -184,23 +181,6 @@ class RoutedBackend:
                     choices=choices,
                     lang=lang,
                 )
-        if self.llm_review:
-            passed = {
-                f: p
-                for f, p in task.predictions.items()
-                if f in self.llm_fields and verdicts.get(f) and verdicts[f].accepted
-            }
-            if passed:
-                evidence = _fields_evidence(list(passed), task.contracts, task.evidence, self.compact)
-                sub = replace(
-                    task,
-                    predictions=passed,
-                    evidence=evidence,
-                    contracts={f: c for f, c in task.contracts.items() if f in passed},
-                )
-                for f, v in self.llm.review(sub).items():
-                    if not v.accepted:
-                        verdicts[f] = v
         return verdicts
 
     def compose(self, task: ComposeTask) -> dict[str, str]:
