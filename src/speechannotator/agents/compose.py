@@ -112,28 +112,20 @@ class _Writer:
         return ("" if self.lang == "zh" else " ").join(self.sentences)
 
 
+# English age words before "male voice" (the closed values read "a child male voice" otherwise).
+_AGE_EN = {"child": "child's", "teenager": "teenage"}
+
+
 def _who(values: dict[str, str], lang: str) -> str:
     g = canonical_closed("gender", values.get("gender"))
     a = canonical_closed("age", values.get("age"))
+    age = closed_value("age", a, lang) if a and a != "none" else ""
     if lang == "zh":
-        age = {
-            "child": "儿童",
-            "teenager": "少年",
-            "young adult": "青年",
-            "middle-aged": "中年",
-            "elderly": "老年",
-        }.get(a or "", "")
-        gen = {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
-        return age + gen
-    age = {
-        "child": "child's",
-        "teenager": "teenage",
-        "young adult": "young adult",
-        "middle-aged": "middle-aged",
-        "elderly": "elderly",
-    }.get(a or "", "")
-    gen = {"male": "male voice", "female": "female voice"}.get(g or "", "voice")
-    return f"a {age} {gen}".replace("  ", " ") if age else f"a {gen}"
+        return age + {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
+    words = f"{_AGE_EN.get(a or '', age)} " * bool(age) + {"male": "male voice", "female": "female voice"}.get(
+        g or "", "voice"
+    )
+    return ("an " if words[0] in "aeiou" else "a ") + words
 
 
 def caption(task: ComposeTask) -> str:

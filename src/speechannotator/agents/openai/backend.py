@@ -305,17 +305,11 @@ class OpenAIBackend:
         inputs = "audio, transcript, evidence" if used_audio else "transcript, evidence"
         for f in fields:
             if f in good:
-                g = good[f]
+                g, why = good[f], f"{self.labeler.model} from {inputs}"
+                status = Status.ABSTAIN if g.abstain else Status.OK
+                key, rnd = task.segment.key, task.round
                 out[f] = Prediction(
-                    key=task.segment.key,
-                    field=f,
-                    value=g.value,
-                    confidence=round(g.confidence, 4),
-                    evidence=g.evidence,
-                    round=task.round,
-                    backend=self.name,
-                    status=Status.ABSTAIN if g.abstain else Status.OK,
-                    rationale=f"{self.labeler.model} from {inputs}",
+                    key, f, g.value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why
                 )
             else:
                 out[f] = self._failed(task, f, failed.get(f, "no answer"))
@@ -325,17 +319,8 @@ class OpenAIBackend:
         return out
 
     def _failed(self, task: LabelTask, field: str, error: str) -> Prediction:
-        return Prediction(
-            key=task.segment.key,
-            field=field,
-            value=None,
-            confidence=0.0,
-            evidence=[],
-            round=task.round,
-            backend=self.name,
-            status=Status.FAILED,
-            error=error[:500],
-        )
+        key, rnd = task.segment.key, task.round
+        return Prediction(key, field, None, 0.0, [], rnd, self.name, Status.FAILED, error=error[:500])
 
     # ---- compose -------------------------------------------------------------------------
 

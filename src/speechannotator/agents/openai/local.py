@@ -27,10 +27,8 @@ class LocalBackend(OpenAIBackend):
         try:
             endpoint = self.server.endpoint(config.labeler)
             # Two evidence names per field: the citations were most of a small model's output tokens.
-            # Each speaker keeps to one server slot when there are several ([local_llm] parallel).
             # The caption and the contextual inference stay the rules' (OpenAIOptions.llm_caption).
-            slots = config.local_llm.parallel if config.local_llm.parallel > 1 else 0
-            options = replace(options_from(endpoint), max_cited=2, cache_slots=slots)
+            options = replace(options_from(endpoint), max_cited=2)
             super().__init__(endpoint, None, options=options)
         except BaseException:
             self.close()

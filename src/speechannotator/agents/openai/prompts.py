@@ -190,8 +190,6 @@ def label_messages(
     # Most stable first, so consecutive calls share a long cached prefix on the server: the
     # contracts (same per field set), the recording summary, the speaker's history and
     # speaker-level evidence (same per speaker), then what is this segment's own.
-    # The speaker's own evidence sits before the neighbouring turns, so a slot that served the
-    # same speaker last (servers/local_llm.py pins a speaker to a slot) reuses it too.
     stable = {k: context[k] for k in _STABLE_CONTEXT if k in context}
     nearby = {k: v for k, v in context.items() if k not in _STABLE_CONTEXT}
     shown = evidence_json(evidence)

@@ -19,22 +19,8 @@ from ..transcript import internal_gaps
 from .evidence import FieldView, speaker_gender
 from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
-_MODEL_EMOTIONS = {
-    "angry": "angry",
-    "disgusted": "disgusted",
-    "fearful": "fearful",
-    "happy": "happy",
-    "neutral": "neutral",
-    "sad": "sad",
-    "surprised": "surprised",
-    "生气/angry": "angry",
-    "厌恶/disgusted": "disgusted",
-    "恐惧/fearful": "fearful",
-    "开心/happy": "happy",
-    "中立/neutral": "neutral",
-    "难过/sad": "sad",
-    "吃惊/surprised": "surprised",
-}
+# The emotion model's labels ("开心/happy" or "happy") it can name; others (e.g. "other") are no label.
+_MODEL_EMOTIONS = frozenset({"angry", "disgusted", "fearful", "happy", "neutral", "sad", "surprised"})
 
 
 def local_gender(v: FieldView) -> tuple[str | None, float]:
@@ -83,17 +69,8 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
             )
     years = v.num("age.years")
     if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
-        canon = (
-            "child"
-            if years < 13
-            else "teenager"
-            if years < 18
-            else "young adult"
-            if years < 36
-            else "middle-aged"
-            if years < 60
-            else "elderly"
-        )
+        bands = ((13, "child"), (18, "teenager"), (36, "young adult"), (60, "middle-aged"))
+        canon = next((band for top, band in bands if years < top), "elderly")
         return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
@@ -145,8 +122,8 @@ def _model_emotion(v: FieldView) -> tuple[str, float] | None:
     label = v.text("emotion.model_label")
     if not label:
         return None
-    lid = _MODEL_EMOTIONS.get(label.lower())
-    if lid is None:
+    lid = label.lower().split("/")[-1]
+    if lid not in _MODEL_EMOTIONS:
         return None
     scores = v.raw("emotion.model_scores")
     score = 0.6
@@ -230,20 +207,16 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     return Outcome(P.join([P.PARA[i] for i in items]), conf, "ok", "events: " + ", ".join(items))
 
 
+_SCENE_NUMBERS = (
+    "scene.music_prob events.music_over_speech scene.singing_prob scene.noise_db scene.dnsmos_bak scene.reverb "
+    "snr.db events.music events.singing"
+)
+
+
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in (
-        "scene.music_prob",
-        "events.music_over_speech",
-        "scene.singing_prob",
-        "scene.noise_db",
-        "scene.dnsmos_bak",
-        "scene.reverb",
-        "snr.db",
-        "events.music",
-        "events.singing",
-    ):
+    for name in _SCENE_NUMBERS.split():
         x = v.num(name)
         if x is not None:
             f[name] = x
@@ -372,27 +345,11 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
                 raise ValueError(f"the rules backend has no rule for field {field!r}")
             if request and sug is None:
                 oc.rationale = f"relabeled in strict mode per request ({request}); {oc.rationale}"
-            out[field] = Prediction(
-                task.segment.key,
-                field,
-                oc.value,
-                oc.confidence,
-                list(view.cited),
-                round=task.round,
-                backend=backend_name,
-                status=Status(oc.status),
-                rationale=oc.rationale,
-            )
+            status, error, rationale = Status(oc.status), "", oc.rationale
+            value, confidence = oc.value, oc.confidence
         except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
-            out[field] = Prediction(
-                task.segment.key,
-                field,
-                None,
-                0.0,
-                list(view.cited),
-                round=task.round,
-                backend=backend_name,
-                status=Status.FAILED,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            status, error, rationale = Status.FAILED, f"{type(exc).__name__}: {exc}", ""
+            value, confidence = None, 0.0
+        key, rnd, cited = task.segment.key, task.round, list(view.cited)
+        out[field] = Prediction(key, field, value, confidence, cited, rnd, backend_name, status, error, rationale)
     return out

@@ -24,27 +24,9 @@ from .prosody import label_pitch, label_speed, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
+# Words of an environment value that claim a noisy place (checked against the scene evidence).
 _ENV_CLAIMS = (
-    "嘈杂",
-    "噪",
-    "街",
-    "马路",
-    "车",
-    "户外",
-    "室外",
-    "餐厅",
-    "商场",
-    "机场",
-    "车站",
-    "noisy",
-    "street",
-    "crowd",
-    "outdoor",
-    "traffic",
-    "car",
-    "restaurant",
-    "station",
-    "airport",
+    "嘈杂 噪 街 马路 车 户外 室外 餐厅 商场 机场 车站 noisy street crowd outdoor traffic car restaurant station airport"
 )
 _MSG = {
     "zh": {
@@ -223,8 +205,8 @@ class _Reviewer:
         v = self.view("environment")
         facts = scene_facts(v)
         value = str(p.value).lower()
-        claims_noise = any(w in value for w in _ENV_CLAIMS)
-        lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS if w in value)
+        claims_noise = any(w in value for w in _ENV_CLAIMS.split())
+        lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS.split() if w in value)
         clean = facts and background_kind(facts, self.cal) is None and facts.get("scene.reverb", 0) < 0.3
         if (not facts and lexical) or (claims_noise and clean):
             return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
