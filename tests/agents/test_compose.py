@@ -32,3 +32,24 @@ def test_the_end_of_the_contour_and_the_pauses_are_said_once():
     }
     text = caption(_task(zh, "zh"))
     assert text.count("句尾") == 1 and text.count("停顿") == 1 and "节奏舒缓" in text
+
+
+def test_a_deep_texture_for_a_segment_labeled_female_is_sent_back_with_her_texture():
+    from speechannotator.agents.backend import ReviewTask
+    from speechannotator.agents.rules.review import review_task
+    from speechannotator.records import Evidence, Prediction
+
+    seg = Segment("seg_00000", 0.0, 2.0, "A", text="Hello there.")
+    ev = {
+        "pitch.median_hz": Evidence(seg.key, "pitch.median_hz", 165.0, "Hz"),
+        "voice.hnr_db": Evidence(seg.key, "voice.hnr_db", 8.0),
+    }
+    preds = {
+        "gender": Prediction(seg.key, "gender", "female", 0.8, []),
+        "texture": Prediction(seg.key, "texture", "deep and slightly hoarse", 0.6, []),
+    }
+    task = ReviewTask(segment=seg, predictions=preds, contracts={}, evidence=ev, context={}, label_language="en")
+    verdict = review_task(task)["texture"]
+    assert not verdict.accepted and verdict.suggested and "deep" not in verdict.suggested, verdict
+    preds["gender"] = Prediction(seg.key, "gender", "male", 0.8, [])
+    assert review_task(task)["texture"].accepted  # a man's low voice may be deep

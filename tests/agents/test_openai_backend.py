@@ -26,7 +26,7 @@ from speechannotator.records import Contract, Evidence, Prediction, Segment
 from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS
 from speechannotator.servers.httpkit import AUDIO_NOTE, RecordingProxy
 
-FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_reason_chars=24, max_compose_chars=40, retry_backoff_s=0.01)
+FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_compose_chars=40, retry_backoff_s=0.01)
 
 TEXTS = {"en": "I think we should leave before the storm arrives.", "zh": "我觉得我们应该在暴风雨来之前离开。"}
 

@@ -25,7 +25,7 @@ from speechannotator.schema import LABELED_FIELDS
 from speechannotator.servers.httpkit import Reply, ScriptedServer, chat_reply, error_reply
 from speechannotator.servers.llamacpp import LlamaServer
 
-OPTS = OpenAIOptions(max_value_chars=8, max_cited=1, max_reason_chars=24, max_compose_chars=40, retry_backoff_s=0.01)
+OPTS = OpenAIOptions(max_value_chars=8, max_cited=1, max_compose_chars=40, retry_backoff_s=0.01)
 
 
 def seg(key: str = "seg_00001") -> Segment:

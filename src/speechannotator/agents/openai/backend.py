@@ -58,7 +58,6 @@ class OpenAIOptions:
 
     max_value_chars: int = 240  # open-field value length in the schema
     max_cited: int = 4  # evidence names one field may cite
-    max_reason_chars: int = 240  # review reason / request length
     max_compose_chars: int = 600  # caption / contextual inference length
     retry_backoff_s: float = 0.5  # first pause after a fault; doubles, capped at 8 s
     retry_temperature: float = 0.3  # floor for re-asking after an invalid answer (temperature 0 repeats it)
@@ -72,7 +71,6 @@ def options_from(labeler: EndpointConfig) -> OpenAIOptions:
     """The output bounds an endpoint section sets."""
     return OpenAIOptions(
         max_value_chars=labeler.max_value_chars,
-        max_reason_chars=labeler.max_value_chars,
         max_compose_chars=labeler.max_compose_chars,
     )
 

@@ -37,7 +37,7 @@ class LocalBackend(OpenAIBackend):
     def close(self) -> None:
         st = self.stats.as_dict() if getattr(self, "stats", None) is not None else {}
         if st.get("requests"):  # the run's LLM cost, for the measurements in docs/agents-llm.md
-            keep = "label_calls review_calls compose_calls requests retries text_rejections prompt_tokens"
+            keep = "label_calls compose_calls requests retries text_rejections prompt_tokens"
             keep += " cached_tokens completion_tokens prompt_ms predicted_ms"
             log.info("local LLM usage: %s", ", ".join(f"{k}={st[k]}" for k in keep.split()))
         if self._owns_server:

@@ -20,7 +20,7 @@ from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, pars
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
-from .prosody import label_pitch, label_speed, pitch_level, rate_level
+from .prosody import label_pitch, label_speed, label_texture, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
@@ -40,6 +40,7 @@ _MSG = {
         "emo_intensity": "情绪“{v}”的强度高于韵律唤醒度（{a:+.2f}）和文本情感所支持的强度。",
         "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
+        "texture_gender": "“{v}”描述男声的低沉，与本段标注的性别（女声）矛盾。",
         "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
         "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
         "no_emotion": "取值没有给出情绪类别（可能抄写了证据数值），请从情绪类别中选择并给出强度。",
@@ -64,6 +65,7 @@ _MSG = {
         "pitch": "The pitch description disagrees with the F0 evidence's level (other side of medium, "
         "or two or more levels away).",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
+        "texture_gender": "'{v}' describes a low male voice; the segment is labeled female.",
         "speed": "The speed description disagrees with the rate evidence's level (other side of medium, "
         "or two or more levels away).",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
@@ -278,6 +280,15 @@ class _Reviewer:
             return self.reject("paralinguistic", self.M["para"], sug)
         return self.accept("paralinguistic", "not contradicted by event evidence")
 
+    def _texture(self, p: Prediction) -> Verdict:
+        """A related field: "deep" names a low male voice, never one this segment labels female."""
+        gender = self.task.predictions.get("gender")
+        female = gender is not None and canonical_closed("gender", gender.value) == "female"
+        if female and self.P.TEXTURE["deep"] in str(p.value):
+            sug = label_texture(self.view("texture"), self.task.segment, self.P, "female").value
+            return self.reject("texture", self.M["texture_gender"].format(v=p.value), sug)
+        return self._open_nonempty("texture", p)
+
     def _word(self, field: str) -> str:
         words = {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}
         return words[self.lang][field]
@@ -301,8 +312,9 @@ _CHECKS: dict[Field, Callable[[_Reviewer, Prediction], Verdict]] = {
     Field.PITCH: _Reviewer._pitch,
     Field.SPEED: _Reviewer._speed,
     Field.PARALINGUISTIC: _Reviewer._paralinguistic,
+    Field.TEXTURE: _Reviewer._texture,
 }
-_DESCRIBED = frozenset({Field.TEXTURE, Field.PRONUNCIATION, Field.TONE, Field.RHYTHM})
+_DESCRIBED = frozenset({Field.PRONUNCIATION, Field.TONE, Field.RHYTHM})
 
 
 def review_task(task: ReviewTask, cal: Calibration = DEFAULT) -> dict[str, Verdict]:
