@@ -135,7 +135,8 @@ def caption(task: ComposeTask) -> str:
     if lang == "en" and accent and not is_empty_marker(accent):
         accent = f"speaking {accent}"
     w.sentence([_who(v, lang), accent, v.get("texture", "")])
-    w.sentence([v.get("pitch", ""), v.get("speed", ""), v.get("rhythm", "")])
+    w.sentence([v.get("pitch", "")])  # the demo says the pitch, then the pace and rhythm, apart
+    w.sentence([v.get("speed", ""), v.get("rhythm", "")])
     emo = v.get("emotion", "")
     emo_part = ("情绪" + emo if lang == "zh" else f"the emotion is {emo}") if emo and not is_empty_marker(emo) else ""
     tone = v.get("tone", "")
