@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-from speechannotator.schema import canonical_closed, genders_named, has_cjk
+from speechannotator.schema import Gender, canonical_closed, genders_named, has_cjk
 
 
 def units(text: str) -> list[str]:
@@ -52,10 +52,9 @@ def problems(row: dict) -> list[str]:
     gender = canonical_closed("gender", row.get("gender"))
     if gender == "female" and any(w in f"{row.get('texture', '')} {caption}".lower() for w in ("deep", "低沉")):
         out.append("deep voice for a woman")
-    other = {"male": "female", "female": "male"}.get(gender or "")
     named = genders_named(caption)
-    if other and other in named and gender not in named:
-        out.append(f"names a {other} voice")
+    if gender in tuple(Gender) and Gender(gender).other in named and gender not in named:
+        out.append(f"names a {Gender(gender).other} voice")
     return out
 
 

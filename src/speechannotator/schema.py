@@ -110,6 +110,18 @@ GROUP_NAMES: dict[Group, dict[str, str]] = {
     Group.SCENE: {"en": "Acoustic Scene", "zh": "声学场景"},
 }
 
+
+class Gender(StrEnum):
+    """The canonical gender ids (``canonical_closed("gender", ...)``); str-valued like the JSON's."""
+
+    MALE = "male"
+    FEMALE = "female"
+
+    @property
+    def other(self) -> Gender:
+        return Gender.FEMALE if self is Gender.MALE else Gender.MALE
+
+
 # Closed vocabularies, index-aligned between languages.
 GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
 AGE_VALUES: dict[str, tuple[str, ...]] = {
@@ -224,15 +236,15 @@ def canonical_closed(field: str, value: object) -> str | None:
 _PRONOUNS = {"male": ("he", "his", "him", "himself"), "female": ("she", "her", "hers", "herself")}
 
 
-def genders_named(text: str) -> set[str]:
+def genders_named(text: str) -> set[Gender]:
     """The genders a sentence names: its words among the gender aliases and pronouns (Latin
     words whole, CJK characters anywhere: "男" / "女")."""
     words = set(re.findall(r"[a-z]+", unicodedata.normalize("NFKC", text or "").lower()))
-    named = set()
+    named: set[Gender] = set()
     for canon, aliases in _GENDER_ALIASES.items():
         latin = {a for a in aliases if a.isascii() and len(a) > 1} | set(_PRONOUNS[canon])
         if words & latin or any(a in (text or "") for a in aliases if not a.isascii()):
-            named.add(canon)
+            named.add(Gender(canon))
     return named
 
 

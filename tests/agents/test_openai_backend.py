@@ -18,7 +18,7 @@ import pytest
 
 from speechannotator.agents.backend import ComposeTask, LabelTask
 from speechannotator.agents.compose import compose_task, contradiction
-from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable
+from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable, field_choices
 from speechannotator.agents.openai.json_schemas import closed_choices
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
 from speechannotator.config import EndpointConfig
@@ -134,6 +134,17 @@ def test_label_all_fields_schema_constrained(proxy, lang):
     preds = backend.label(task)
 
     assert set(preds) == set(LABELED_FIELDS)
+    choices = field_choices(list(LABELED_FIELDS), lang)
+    assert set(choices) == {
+        "pitch",
+        "speed",
+        "emotion",
+        "tone",
+        "texture",
+        "paralinguistic",
+        "background_sound",
+        "environment",
+    }
     for f, p in preds.items():
         assert isinstance(p, Prediction) and p.field == f and p.key == "seg_00001" and p.backend == "openai"
         assert p.status in ("ok", "abstain"), (f, p.error)
@@ -144,6 +155,8 @@ def test_label_all_fields_schema_constrained(proxy, lang):
             assert f in CLOSED_FIELDS and p.value is None
         elif f in CLOSED_FIELDS:
             assert p.value in closed_choices(f, lang)[:-1]
+        elif f in choices:  # a typed value: one of the rules' phrases, never free text
+            assert p.value in choices[f], (f, p.value)
         else:
             assert isinstance(p.value, str) and 0 < len(p.value) <= FAST.max_value_chars
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..schema import canonical_closed, closed_value, genders_named, is_empty_marker
+from ..schema import Gender, canonical_closed, closed_value, genders_named, is_empty_marker
 from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
@@ -250,10 +250,10 @@ def contradiction(text: str, values: dict[str, str], lang: str) -> str | None:
     """Why a model-written caption states what the reviewed values contradict, or None: the one
     check on an endpoint's caption (agents.llm_caption). It names the other gender only."""
     said = canonical_closed("gender", values.get("gender"))
-    if said not in ("male", "female"):
+    if said not in tuple(Gender):
         return None
-    other = "female" if said == "male" else "male"
+    gender = Gender(said)
     named = genders_named(text)
-    if other in named and said not in named:
-        return f"the caption names a {closed_value('gender', other, 'en')} voice; the reviewed gender is {said}"
+    if gender.other in named and gender not in named:
+        return f"the caption names a {gender.other} voice; the reviewed gender is {gender}"
     return None
