@@ -32,6 +32,13 @@ def test_the_end_of_the_contour_and_the_pauses_are_said_once():
     }
     text = caption(_task(zh, "zh"))
     assert text.count("句尾") == 1 and text.count("停顿") == 1 and "节奏舒缓" in text
+    fast = {
+        "gender": "男声",
+        "speed": "语速较快且音节推进紧凑",
+        "pronunciation": "咬字清晰，语速较快但每个字词发音完整",
+    }
+    text = caption(_task(fast, "zh"))
+    assert text.count("语速较快") == 1 and "每个字词发音完整" in text  # the pronunciation does not say the pace again
 
 
 def test_a_deep_texture_for_a_segment_labeled_female_is_sent_back_with_her_texture():

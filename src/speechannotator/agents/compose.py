@@ -14,48 +14,34 @@ from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
 
+# fmt: off
 _STATE = {
     "zh": {
-        "tense": "在紧迫情境下的专注与紧张",
-        "neutral": "稳定、从容的表达状态",
-        "calm": "冷静克制的表达状态",
-        "happy": "轻松愉快的交流氛围",
-        "excited": "高涨的情绪与投入",
-        "angry": "明显的不满情绪",
-        "sad": "低落的情绪状态",
-        "surprised": "对所述内容的意外",
-        "fearful": "不安与担忧",
+        "tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
+        "happy": "轻松愉快的交流氛围", "excited": "高涨的情绪与投入", "angry": "明显的不满情绪",
+        "sad": "低落的情绪状态", "surprised": "对所述内容的意外", "fearful": "不安与担忧",
         "disgusted": "对所述内容的反感",
     },
     "en": {
-        "tense": "focus and tension under pressure",
-        "neutral": "a steady, composed delivery",
-        "calm": "a calm, controlled delivery",
-        "happy": "a relaxed, friendly exchange",
-        "excited": "high engagement and excitement",
-        "angry": "clear displeasure",
-        "sad": "a low mood",
-        "surprised": "surprise at what is being said",
-        "fearful": "unease and worry",
+        "tense": "focus and tension under pressure", "neutral": "a steady, composed delivery",
+        "calm": "a calm, controlled delivery", "happy": "a relaxed, friendly exchange",
+        "excited": "high engagement and excitement", "angry": "clear displeasure", "sad": "a low mood",
+        "surprised": "surprise at what is being said", "fearful": "unease and worry",
         "disgusted": "aversion to what is being discussed",
     },
 }
 _ACT = {
     "zh": {
-        "question": "该句以提问推进对话",
-        "exclaim": "该句带有明显的感叹色彩",
-        "command": "该句是对他人的指示或要求",
-        "persuade": "该句带有劝说意味",
-        "statement": "该句以陈述为主",
+        "question": "该句以提问推进对话", "exclaim": "该句带有明显的感叹色彩", "command": "该句是对他人的指示或要求",
+        "persuade": "该句带有劝说意味", "statement": "该句以陈述为主",
     },
     "en": {
-        "question": "The turn moves the exchange forward with a question",
-        "exclaim": "The turn is exclamatory",
-        "command": "The turn gives an instruction",
-        "persuade": "The turn tries to persuade the listener",
+        "question": "The turn moves the exchange forward with a question", "exclaim": "The turn is exclamatory",
+        "command": "The turn gives an instruction", "persuade": "The turn tries to persuade the listener",
         "statement": "The turn is mainly declarative",
     },
 }
+# fmt: on
 
 
 def _clauses(text: str) -> list[str]:
@@ -72,7 +58,7 @@ def _fact_kinds(lang: str) -> dict[str, str]:
     pauses = [*P.RHYTHM_PAUSE.values(), P.PARA["pause"], P.PARA["long_pause"], *_clauses(P.SPEED_PAUSE)]
     kinds.update({p.removeprefix("with "): "pauses" for p in pauses})
     kinds.pop("", None)
-    return kinds
+    return dict(sorted(kinds.items(), key=lambda pk: -len(pk[0])))  # the longest phrase first
 
 
 class _Writer:
@@ -81,12 +67,14 @@ class _Writer:
 
     def __init__(self, lang: str):
         self.lang, self.kinds = lang, _fact_kinds(lang)
+        self.fast_ok = phrases(lang).PRON["fast_ok"] + ("" if lang == "zh" else " ")  # "fast but": the pace again
         self.seen: set[str] = set()
         self.said: set[str] = set()  # the fact kinds stated
         self.sentences: list[str] = []
 
     def _fresh(self, clause: str) -> bool:
-        kind = self.kinds.get(clause.removeprefix("with ").strip())
+        said = clause.removeprefix("with ").strip()  # a clause that opens with a shared phrase states its fact
+        kind = next((k for p, k in self.kinds.items() if said.startswith(p)), None)
         if any(clause in seen for seen in self.seen) or (kind and kind in self.said):
             return False
         if kind:
@@ -98,7 +86,8 @@ class _Writer:
         for part in parts:
             if not part or is_empty_marker(part):
                 continue
-            fresh = [c for c in _clauses(part) if self._fresh(c)]
+            trimmed = (c.removeprefix(self.fast_ok) if "pace" in self.said else c for c in _clauses(part))
+            fresh = [c for c in trimmed if self._fresh(c)]
             self.seen.update(fresh)
             if fresh:
                 keep.append(("，" if self.lang == "zh" else ", ").join(fresh))
