@@ -1,99 +1,77 @@
-"""Caption-only harness: finalize (caption and contextual inference) again on the reviewed state
-of a finished run, with the local model, without redoing ASR, labels and review.
+"""How the captions of annotated recordings read: repeats, texture words against gender, contradictions.
 
-    python benchmarks/caption_bench.py OUT/state.sqlite --llm 0.5b [--config FILE] [--out FILE]
-        [--lead on|off] [--examples on|off] [--vocabulary on|off] [--samples N] [--sample-temperature T]
+    speechannotator annotate benchmarks/sa_bench_mini/*.flac -o OUT
+    python benchmarks/caption_bench.py OUT/*.json [--show N]
 
-The state is copied first (finalize writes its records into it), so the run it came from is left
-as it was. The captions of every recording are printed with the free-text checks' counts
-(benchmarks/free_text_stats.py) and the backend's request and rejection counts; `--out` writes
-the records as JSON. Same state, same model, same settings: the same bytes (sampling is seeded).
+Per caption it counts (reading the output JSON only, through the package's public schema):
+
+- a repeated run: the same three words said twice in one caption (Chinese: the same four
+  characters, punctuation ignored), e.g. "falling clearly at the end ... slightly falling at the end";
+- "deep" (低沉) texture or caption words for a voice whose reviewed gender is female;
+- a caption that names the other gender than the record's (schema.genders_named).
+
+Target (docs/agents-llm.md): at most 1 caption in 20 with a repeated run, none of the others.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import shutil
-import sys
-import tempfile
-import time
-from dataclasses import replace
+import re
 from pathlib import Path
 
-from speechannotator.agents.openai.local import LocalBackend
-from speechannotator.agents.rules import RulesBackend
-from speechannotator.config import load_config
-from speechannotator.output.finalize import finalize
-from speechannotator.stages import StageContext
-from speechannotator.state import StateStore
+from speechannotator.schema import Gender, canonical_closed, genders_named, has_cjk
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from free_text_stats import stats  # noqa: E402
+
+def units(text: str) -> list[str]:
+    """Words (Latin) or characters (CJK), lower case, without punctuation."""
+    if has_cjk(text):
+        return re.findall(r"[\u3400-\u9fff]", text)
+    return re.findall(r"[a-z']+", text.lower())
+
+
+def repeated_run(text: str) -> str | None:
+    """The first run of three words (four CJK characters) that the text says twice, or None."""
+    n = 4 if has_cjk(text) else 3
+    u = units(text)
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(u) - n + 1):
+        gram = tuple(u[i : i + n])
+        if gram in seen:
+            return ("" if n == 4 else " ").join(gram)
+        seen.add(gram)
+    return None
+
+
+def problems(row: dict) -> list[str]:
+    """What is wrong with one record's caption (empty: nothing this bench reads)."""
+    caption, out = row.get("caption", ""), []
+    run = repeated_run(caption)
+    if run:
+        out.append(f"repeats {run!r}")
+    gender = canonical_closed("gender", row.get("gender"))
+    if gender == "female" and any(w in f"{row.get('texture', '')} {caption}".lower() for w in ("deep", "低沉")):
+        out.append("deep voice for a woman")
+    named = genders_named(caption)
+    if gender in tuple(Gender) and Gender(gender).other in named and gender not in named:
+        out.append(f"names a {Gender(gender).other} voice")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("state", type=Path)
-    ap.add_argument("--llm", default="0.5b")
-    ap.add_argument("--config", type=Path)
-    ap.add_argument("--out", type=Path)
-    ap.add_argument(
-        "--lead", choices=("on", "off"), help="captions made to begin with the lead words (default: the model's)"
-    )
-    ap.add_argument(
-        "--samples", type=int, help="sampled caption candidates (OpenAIOptions.caption_samples; default: the model's)"
-    )
-    ap.add_argument(
-        "--examples", choices=("on", "off"), help="worked rewrites in the caption prompt (default: the model's)"
-    )
-    ap.add_argument("--vocabulary", choices=("on", "off"), help="the caption sampled under its vocabulary's grammar")
-    ap.add_argument("--inference-samples", type=int, help="the same for the contextual inference")
-    ap.add_argument("--sample-temperature", type=float, help="their temperature (OpenAIOptions.sample_temperature)")
+    ap.add_argument("outputs", nargs="+", type=Path, help="output JSON files (<stem>.json)")
+    ap.add_argument("--show", type=int, default=5, help="captions with a problem to print")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    cfg = load_config(args.config, overrides={"agents": {"backend": "local"}, "local_llm": {"model": args.llm}})
-    out: dict[str, list[dict]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "state.sqlite"
-        shutil.copy(args.state, copy)
-        store = StateStore(copy)
-        backend = LocalBackend(cfg, fallback=RulesBackend(cfg.calibration))
-        if args.lead:
-            backend.options = replace(backend.options, caption_lead=args.lead == "on")
-        if args.examples:
-            backend.options = replace(backend.options, caption_examples=args.examples == "on")
-        if args.vocabulary:
-            backend.options = replace(backend.options, caption_vocabulary=args.vocabulary == "on")
-        if args.samples is not None:
-            backend.options = replace(backend.options, caption_samples=args.samples)
-        if args.inference_samples is not None:
-            backend.options = replace(backend.options, inference_samples=args.inference_samples)
-        if args.sample_temperature is not None:
-            backend.options = replace(backend.options, sample_temperature=args.sample_temperature)
-        try:
-            t0 = time.monotonic()
-            for rec in store.recordings():
-                lang = store.label_language(rec["rec"]) or "en"
-                ctx = StageContext(store, rec["rec"], cfg, backend=backend)
-                records = finalize(ctx)
-                out[rec["rec"]] = [r.model_dump() for r in records]
-                print(f"# {rec['rec']} ({lang})")
-                for r in out[rec["rec"]]:
-                    print(json.dumps(r["caption"], ensure_ascii=False))
-                try:  # the checks of this checkout (an older one, run for comparison, may lack some)
-                    print(json.dumps(stats(out[rec["rec"]], lang or "en"), ensure_ascii=False))
-                except AttributeError as exc:
-                    print(f"(no stats: {exc})")
-            wall = time.monotonic() - t0
-            st = backend.stats.as_dict()
-            keep = ("compose_calls", "requests", "retries", "text_rejections", "failures", "repairs")
-            print(json.dumps({"wall_s": round(wall, 1), **{k: st.get(k) for k in keep}}))
-        finally:
-            backend.close()
-    if args.out:
-        args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n")
+    loaded = [json.loads(p.read_text(encoding="utf-8")) for p in args.outputs]
+    rows = [r for data in loaded if isinstance(data, list) for r in data]  # summary.json is not a record list
+    found = [(r, problems(r)) for r in rows]
+    bad = [(r, why) for r, why in found if why]
+    kinds = {k: sum(any(w.startswith(k) for w in why) for _, why in found) for k in ("repeats", "deep", "names")}
+    print(f"{len(rows)} captions; with a repeated run {kinds['repeats']}, deep for a woman {kinds['deep']}, "
+          f"other gender named {kinds['names']}")  # fmt: skip
+    for r, why in bad[: args.show]:
+        print(f"- {'; '.join(why)}: {r['caption']}")
     return 0
 
 

@@ -18,7 +18,8 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
         overrides={
             # Review through the LLM is covered by tests/agents/test_openai_backend.py; here one
             # review round would cost minutes of SmolLM2 generation on a CPU thread.
-            "agents": {"backend": "openai", "review": False},
+            # The caption through the endpoint too (agents.llm_caption, off by default).
+            "agents": {"backend": "openai", "review": False, "llm_caption": True},
             "labeler": {
                 "url": llama_server.url,
                 "model": "smollm2",
@@ -53,6 +54,6 @@ def test_fixed_timeline_annotation_through_an_llm(tmp_path, llama_server):
     # the model answered, under the schema, for the fields of round 0 (quality aside).
     round0 = [p[0] for p in preds.values()]
     assert sum(p.status != "failed" for p in round0) >= 0.8 * len(round0), [p.error for p in round0 if p.error][:3]
-    # Without review: exactly one label call and one compose call per segment.
+    # Without review: exactly one label call and one caption call per segment.
     assert verdicts == {} and all(len(p) == 1 for p in preds.values())
-    assert stats["label_calls"] == 2 and stats["compose_calls"] == 2 and stats["review_calls"] == 0
+    assert stats["label_calls"] == 2 and stats["compose_calls"] == 2

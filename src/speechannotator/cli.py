@@ -12,13 +12,13 @@ from typing import Any
 import click
 
 from . import __version__
-from .agents.cli import explain
 from .assets import AssetError
 from .config import Config, load_config
 from .corpus.voices_cli import voices_group
 from .evaluation.cli import bench_group, eval_group
 from .export.formats import EXPORT_FORMATS
 from .export.where import PRESETS
+from .output.explain import explain_command as explain
 from .terminal import echo, printable, warning
 from .terminal import error as _fail
 from .viewer.cli import import_group, view

@@ -200,7 +200,9 @@ class AgentsConfig(_Section):
     # Labeled fields the LLM answers (the rules label the rest); None: the backend's default,
     # all fields for `openai`, LOCAL_LLM_FIELDS for `local` (docs/agents-llm.md says why).
     llm_fields: list[str] | None = None
-    llm_review: bool = False  # the LLM also reviews its fields after the rules' evidence checks
+    # An openai endpoint writes the caption (checked against the reviewed values); off: the rules'
+    # composer writes it, which no measured model beat (docs/agents-llm.md).
+    llm_caption: bool = False
     review_rounds: int = Field(default=2, ge=0)
     review: bool = True
     context: bool = True

@@ -47,7 +47,7 @@ class BackendStats:
     failed_fields: int = 0
     review_unavailable: int = 0  # fields accepted because their review call failed
     repairs: int = 0  # answers made valid by repair (fenced JSON, alias values, dropped citations)
-    text_rejections: int = 0  # model-written texts the free-text checks sent back (agents/free_text.py)
+    text_rejections: int = 0  # model-written captions refused (they contradicted a reviewed value)
     audio_requests: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -8,6 +8,7 @@ Every record is keyed by (recording, segment key). Segment keys are stable strin
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
 RECORDING_KEY = "recording"
@@ -126,6 +127,14 @@ class Contract:
         return any(name == p or (p.endswith(".") and name.startswith(p)) for p in self.admissible_evidence)
 
 
+class Status(StrEnum):
+    """How a prediction came out: a value, a value the labeler abstains on, or none (failed)."""
+
+    OK = "ok"
+    ABSTAIN = "abstain"
+    FAILED = "failed"
+
+
 @dataclass
 class Prediction:
     """A labeled value for one segment and field in one review round."""
@@ -137,9 +146,12 @@ class Prediction:
     evidence: list[str]
     round: int = 0
     backend: str = ""
-    status: str = "ok"  # "ok", "abstain" or "failed"
+    status: Status = Status.OK
     error: str = ""
     rationale: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # read back from the state as a plain string
 
 
 @dataclass
@@ -152,6 +164,9 @@ class Verdict:
     accepted: bool
     reason: str = ""
     request: str = ""  # the field-specific revision request when not accepted
+    # The value the reviewer read from the evidence (in the form of Prediction.value), or None:
+    # a relabel takes it as it is, never parsed back out of the request's words.
+    suggested: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import Field as Bounds
 
 if TYPE_CHECKING:
     from .records import Segment
@@ -55,30 +56,50 @@ class Group(str, Enum):  # noqa: UP042 (StrEnum would change what str() of a mem
     SCENE = "acoustic_scene"
 
 
-# The 15 evaluated attributes and their schema group (paper, section 3.2).
-FIELD_GROUPS: dict[str, Group] = {
-    "caption": Group.SEMANTIC,
-    "contextual_inference": Group.SEMANTIC,
-    "gender": Group.SPEAKER,
-    "age": Group.SPEAKER,
-    "accent": Group.SPEAKER,
-    "pitch": Group.PROSODY,
-    "speed": Group.PROSODY,
-    "rhythm": Group.PROSODY,
-    "tone": Group.PROSODY,
-    "texture": Group.VOICE,
-    "pronunciation": Group.VOICE,
-    "emotion": Group.AFFECT,
-    "paralinguistic": Group.AFFECT,
-    "environment": Group.SCENE,
-    "background_sound": Group.SCENE,
+class Field(StrEnum):
+    """The 15 evaluated attributes (paper, section 3.2); str-valued, so they are the JSON keys."""
+
+    CAPTION = "caption"
+    CONTEXTUAL_INFERENCE = "contextual_inference"
+    GENDER = "gender"
+    AGE = "age"
+    ACCENT = "accent"
+    PITCH = "pitch"
+    SPEED = "speed"
+    RHYTHM = "rhythm"
+    TONE = "tone"
+    TEXTURE = "texture"
+    PRONUNCIATION = "pronunciation"
+    EMOTION = "emotion"
+    PARALINGUISTIC = "paralinguistic"
+    ENVIRONMENT = "environment"
+    BACKGROUND_SOUND = "background_sound"
+
+
+# Each attribute's schema group.
+FIELD_GROUPS: dict[Field, Group] = {
+    Field.CAPTION: Group.SEMANTIC,
+    Field.CONTEXTUAL_INFERENCE: Group.SEMANTIC,
+    Field.GENDER: Group.SPEAKER,
+    Field.AGE: Group.SPEAKER,
+    Field.ACCENT: Group.SPEAKER,
+    Field.PITCH: Group.PROSODY,
+    Field.SPEED: Group.PROSODY,
+    Field.RHYTHM: Group.PROSODY,
+    Field.TONE: Group.PROSODY,
+    Field.TEXTURE: Group.VOICE,
+    Field.PRONUNCIATION: Group.VOICE,
+    Field.EMOTION: Group.AFFECT,
+    Field.PARALINGUISTIC: Group.AFFECT,
+    Field.ENVIRONMENT: Group.SCENE,
+    Field.BACKGROUND_SOUND: Group.SCENE,
 }
-FIELDS: tuple[str, ...] = tuple(k for k in OUTPUT_KEYS if k in FIELD_GROUPS)
-CLOSED_FIELDS: tuple[str, ...] = ("gender", "age")
-OPEN_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f not in CLOSED_FIELDS)
+FIELDS: tuple[Field, ...] = tuple(Field(k) for k in OUTPUT_KEYS if k in FIELD_GROUPS)
+CLOSED_FIELDS: tuple[Field, ...] = (Field.GENDER, Field.AGE)
+OPEN_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f not in CLOSED_FIELDS)
 # Fields composed after review from the reviewed state (not labeled directly).
-COMPOSED_FIELDS: tuple[str, ...] = ("caption", "contextual_inference")
-LABELED_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f not in COMPOSED_FIELDS)
+COMPOSED_FIELDS: tuple[Field, ...] = (Field.CAPTION, Field.CONTEXTUAL_INFERENCE)
+LABELED_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f not in COMPOSED_FIELDS)
 
 GROUP_NAMES: dict[Group, dict[str, str]] = {
     Group.SEMANTIC: {"en": "Semantic Understanding", "zh": "语义理解"},
@@ -88,6 +109,18 @@ GROUP_NAMES: dict[Group, dict[str, str]] = {
     Group.AFFECT: {"en": "Affective and Paralinguistic Cues", "zh": "情感与副语言"},
     Group.SCENE: {"en": "Acoustic Scene", "zh": "声学场景"},
 }
+
+
+class Gender(StrEnum):
+    """The canonical gender ids (``canonical_closed("gender", ...)``); str-valued like the JSON's."""
+
+    MALE = "male"
+    FEMALE = "female"
+
+    @property
+    def other(self) -> Gender:
+        return Gender.FEMALE if self is Gender.MALE else Gender.MALE
+
 
 # Closed vocabularies, index-aligned between languages.
 GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
@@ -200,7 +233,22 @@ def canonical_closed(field: str, value: object) -> str | None:
     return best.pop() if len(best) == 1 else None
 
 
-def closed_value(field: str, canon: str, lang: LabelLanguage) -> str:
+_PRONOUNS = {"male": ("he", "his", "him", "himself"), "female": ("she", "her", "hers", "herself")}
+
+
+def genders_named(text: str) -> set[Gender]:
+    """The genders a sentence names: its words among the gender aliases and pronouns (Latin
+    words whole, CJK characters anywhere: "男" / "女")."""
+    words = set(re.findall(r"[a-z]+", unicodedata.normalize("NFKC", text or "").lower()))
+    named: set[Gender] = set()
+    for canon, aliases in _GENDER_ALIASES.items():
+        latin = {a for a in aliases if a.isascii() and len(a) > 1} | set(_PRONOUNS[canon])
+        if words & latin or any(a in (text or "") for a in aliases if not a.isascii()):
+            named.add(Gender(canon))
+    return named
+
+
+def closed_value(field: str, canon: str, lang: str) -> str:
     """The label-language surface form of a canonical closed value."""
     en = {"gender": GENDER_VALUES["en"], "age": AGE_VALUES["en"]}[field]
     loc = {"gender": GENDER_VALUES[lang], "age": AGE_VALUES[lang]}[field]
@@ -209,7 +257,7 @@ def closed_value(field: str, canon: str, lang: LabelLanguage) -> str:
     return loc[en.index(canon)]
 
 
-_MS = Field(ge=0, description="integer milliseconds from the recording start")
+_MS = Bounds(ge=0, description="integer milliseconds from the recording start")
 
 
 class SegmentRecord(BaseModel):
@@ -217,7 +265,7 @@ class SegmentRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    speaker_id: str = Field(pattern=r"^spk_\d{2,}$")
+    speaker_id: str = Bounds(pattern=r"^spk_\d{2,}$")
     speaker_name: str
     text: str
     text_and_paralanguage: str

@@ -122,7 +122,7 @@ def stage(store: StateStore, cfg: Config, backend=None, audio=None, *, lang: str
 
 class ScriptedLLM:
     """Stands in for the LLM of a routed backend: answers every field it is asked with a fixed value
-    per round, records the label tasks and the captions each compose was handed (routing and the
+    per round, records the label tasks and the segments each compose was handed (routing and the
     checks are what is under test, not a model's quality)."""
 
     name = "llm"
@@ -140,9 +140,6 @@ class ScriptedLLM:
             for f in task.fields
         }
 
-    def review(self, task):
-        raise AssertionError("the LLM reviews only with llm_review")
-
     def compose(self, task):
-        self.composed.append(list(task.earlier_captions))
-        return {"caption": f"Caption {len(task.earlier_captions)}.", "contextual_inference": "A talk."}
+        self.composed.append(task.segment.key)
+        return {"caption": f"Caption of {task.segment.key}.", "contextual_inference": "A talk."}

@@ -5,9 +5,8 @@ from click.testing import CliRunner
 from test_review_loop import CorruptingBackend
 
 from speechannotator import agents
-from speechannotator.agents.cli import explain as main_cli_name
-from speechannotator.agents.cli import explain_command
-from speechannotator.agents.explain import explain
+from speechannotator.cli import explain as main_cli_name
+from speechannotator.output.explain import explain, explain_command
 from speechannotator.output.finalize import finalize
 
 

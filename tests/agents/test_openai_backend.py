@@ -10,13 +10,15 @@ from __future__ import annotations
 import base64
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from speechannotator.agents.backend import Backend, ComposeTask, LabelTask, ReviewTask
-from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable
+from speechannotator.agents.backend import ComposeTask, LabelTask
+from speechannotator.agents.compose import compose_task, contradiction
+from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, citable, field_choices
 from speechannotator.agents.openai.json_schemas import closed_choices
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
 from speechannotator.config import EndpointConfig
@@ -24,7 +26,7 @@ from speechannotator.records import Contract, Evidence, Prediction, Segment
 from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS
 from speechannotator.servers.httpkit import AUDIO_NOTE, RecordingProxy
 
-FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_reason_chars=24, max_compose_chars=40, retry_backoff_s=0.01)
+FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_compose_chars=40, retry_backoff_s=0.01)
 
 TEXTS = {"en": "I think we should leave before the storm arrives.", "zh": "我觉得我们应该在暴风雨来之前离开。"}
 
@@ -126,13 +128,23 @@ def endpoint(url: str, **kw) -> EndpointConfig:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_label_all_fields_schema_constrained(proxy, lang):
     backend = OpenAIBackend(endpoint(proxy.url), options=FAST)
-    assert isinstance(backend, Backend)
     # contracts for two fields keep the prompt short on shared CPUs; the rest cite any evidence
     task = label_task(list(LABELED_FIELDS), lang, contract_fields=["gender", "speed"])
     before = len(proxy.chat_requests())
     preds = backend.label(task)
 
     assert set(preds) == set(LABELED_FIELDS)
+    choices = field_choices(list(LABELED_FIELDS), lang)
+    assert set(choices) == {
+        "pitch",
+        "speed",
+        "emotion",
+        "tone",
+        "texture",
+        "paralinguistic",
+        "background_sound",
+        "environment",
+    }
     for f, p in preds.items():
         assert isinstance(p, Prediction) and p.field == f and p.key == "seg_00001" and p.backend == "openai"
         assert p.status in ("ok", "abstain"), (f, p.error)
@@ -143,6 +155,8 @@ def test_label_all_fields_schema_constrained(proxy, lang):
             assert f in CLOSED_FIELDS and p.value is None
         elif f in CLOSED_FIELDS:
             assert p.value in closed_choices(f, lang)[:-1]
+        elif f in choices:  # a typed value: one of the rules' phrases, never free text
+            assert p.value in choices[f], (f, p.value)
         else:
             assert isinstance(p.value, str) and 0 < len(p.value) <= FAST.max_value_chars
 
@@ -176,60 +190,28 @@ def test_relabel_asks_only_flagged_fields_and_text_models_get_no_audio(proxy):
     assert request in text and "unused" not in text  # only the flagged field's request
 
 
-class _ShortRules:
-    """The fallback composer: SmolLM2's 40-character texts are cut mid-sentence, which the
-    free-text checks refuse (agents/free_text.py), so a fallback must write them."""
-
-    name = "rules"
-
-    def compose(self, task):
-        return {"caption": "A male voice.", "contextual_inference": "A calm talk."}
-
-
-def test_review_and_compose(proxy):
-    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=FAST, fallback=_ShortRules())
+def test_the_caption_from_the_endpoint(proxy):
+    opts = replace(FAST, max_compose_chars=240, llm_caption=True)
+    backend = OpenAIBackend(endpoint(proxy.url), reviewer=endpoint(proxy.url), options=opts)
     seg = make_segment()
-    preds = {
-        "gender": Prediction(seg.key, "gender", "male", 0.9, ["gender.p_male"]),
-        "emotion": Prediction(seg.key, "emotion", "calm (weak)", 0.6, ["pitch.mean_hz"]),
-        "pitch": Prediction(seg.key, "pitch", None, 0.0, [], status="failed", error="timeout: no answer"),
-    }
-    task = ReviewTask(
+    before = len(proxy.chat_requests())
+    compose = ComposeTask(
         segment=seg,
-        predictions=preds,
-        contracts={f: make_contract(seg.key, f) for f in preds},
+        values={"gender": "male", "emotion": "calm (weak)"},
         evidence=make_evidence(seg.key),
-        context={"speaker_history": {"gender": "male"}},
+        context={},
         label_language="en",
     )
-    before = len(proxy.chat_requests())
-    verdicts = backend.review(task)
-    assert set(verdicts) == {"gender", "emotion", "pitch"}
-    for f in ("gender", "emotion"):
-        v = verdicts[f]
-        assert v.key == seg.key and v.field == f and v.round == 0
-        assert not v.reason.startswith("review unavailable")
-        assert v.accepted or v.request  # a revision always carries a field-specific request
-    # a failed prediction is not sent to the model; it is flagged for relabeling
-    assert not verdicts["pitch"].accepted and "failed" in verdicts["pitch"].reason
-    sent = proxy.chat_requests()[before:]
-    assert len(sent) == 1
-    assert sent[0]["response_format"]["json_schema"]["schema"]["required"] == ["gender", "emotion"]
-
-    composed = backend.compose(
-        ComposeTask(
-            segment=seg,
-            values={"gender": "male", "emotion": "calm (weak)"},
-            evidence=make_evidence(seg.key),
-            context={},
-            label_language="en",
-        )
-    )
+    composed = backend.compose(compose)
+    rules = compose_task(compose)
+    # The contextual inference is the composer's; the caption the model's unless it named a woman.
     assert set(composed) == {"caption", "contextual_inference"}
-    assert all(isinstance(v, str) and 0 < len(v) <= FAST.max_compose_chars for v in composed.values())
-    s = backend.stats
-    assert (s.label_calls, s.review_calls, s.compose_calls) == (0, 1, 1)
-    assert s.llm_calls == 2 and s.review_unavailable == 0
+    assert composed["contextual_inference"] == rules["contextual_inference"]
+    assert 0 < len(composed["caption"]) <= 240 and contradiction(composed["caption"], compose.values, "en") is None
+    sent = proxy.chat_requests()[before:]
+    assert 1 <= len(sent) <= 2  # one answer, or one retry (max_retries 1) after a refused caption
+    assert sent[0]["response_format"]["json_schema"]["schema"]["required"] == ["caption"]
+    assert backend.stats.compose_calls == 1 and backend.stats.label_calls == 0
 
 
 def test_audio_part_sent_then_text_fallback_when_upstream_rejects(proxy):

@@ -12,7 +12,6 @@ from speechannotator.agents.openai.json_schemas import (
     extract_json_object,
     label_schema,
     parse_label_answer,
-    parse_review_answer,
 )
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN, data_block
 from speechannotator.config import EndpointConfig
@@ -77,13 +76,6 @@ def test_confidence_out_of_range_is_invalid():
         {"pitch": {"value": "low", "confidence": 250, "evidence": []}}, ["pitch"], "en", CITED
     )
     assert not good and "confidence" in bad["pitch"]
-
-
-def test_review_answer_aliases():
-    good, bad = parse_review_answer(
-        {"gender": {"decision": "Rejected", "reason": "pitch 230 Hz"}, "age": {"decision": "maybe"}}, ["gender", "age"]
-    )
-    assert good["gender"].decision == "revise" and good["gender"].request == "" and "age" in bad
 
 
 def test_label_schema_shape():
@@ -171,19 +163,25 @@ def test_from_config_uses_labeler_for_review_when_no_reviewer_url():
     assert gpu.audio_enabled and gpu.reviewer is not gpu.labeler and gpu.reviewer.url.endswith(":8001/v1")
 
 
-def test_level_choices_make_pitch_and_speed_an_enum_of_the_rules_level_phrases():
+def test_field_choices_make_pitch_and_speed_an_enum_of_the_rules_level_phrases():
     from speechannotator.agents.levels import parse_level
-    from speechannotator.agents.openai.backend import level_choices
+    from speechannotator.agents.openai.backend import field_choices
     from speechannotator.agents.openai.prompts import label_messages
     from speechannotator.agents.phrases.en import PITCH_PARSE
     from speechannotator.records import Segment
 
-    choices = level_choices(["gender", "pitch", "speed"], "en")
+    choices = field_choices(["gender", "pitch", "speed"], "en")
     assert set(choices) == {"pitch", "speed"} and "medium pitch" in choices["pitch"]
     # Every choice names a level the review checks can parse.
     assert [parse_level(c, PITCH_PARSE) for c in choices["pitch"]] == [-1, -1, 0, 1, 1]
     schema = label_schema(["gender", "pitch"], "en", CITED, 50, 2, choices)
     assert schema["properties"]["pitch"]["properties"]["value"]["enum"] == choices["pitch"]
+    # An answer outside the schema (json_object mode) must still be one of the choices.
+    answer = {"pitch": {"value": "-0.605 st", "confidence": 60, "evidence": []}}
+    good, bad = parse_label_answer(answer, ["pitch"], "en", {"pitch": []}, choices)
+    assert not good and "not one of" in bad["pitch"]
+    good, _ = parse_label_answer({"pitch": "high pitch"}, ["pitch"], "en", {"pitch": []}, choices)
+    assert good["pitch"].value == "high pitch"
     _, user = label_messages(
         segment=Segment("seg_00000", 0.0, 1.0, "A", text="hi"),
         fields=["pitch", "gender"],

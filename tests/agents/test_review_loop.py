@@ -72,7 +72,8 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
         ("seg_00003", ("emotion",), 1),
         ("seg_00004", ("background_sound",), 1),
     ]
-    assert "建议" in latest[("seg_00004", "background_sound")].rationale
+    assert "suggested value" in latest[("seg_00004", "background_sound")].rationale
+    assert store.verdicts(REC)[("seg_00004", "background_sound")][0].suggested == "无"
     info = store.stage_info(REC, "review")
     assert info["flagged"] == [4, 0] and info["unresolved"] == 0
 

@@ -4,7 +4,6 @@ from agents_helpers import REC, ScriptedLLM, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents import llm_fields, make_backend
-from speechannotator.agents.openai.backend import OpenAIOptions
 from speechannotator.agents.openai.routed import RoutedBackend
 from speechannotator.agents.phrases import phrases
 from speechannotator.agents.rules import RulesBackend
@@ -50,17 +49,16 @@ def test_local_default_fields_and_unknown_fields_are_refused():
 
 
 def test_a_caption_that_contradicts_the_reviewed_gender_is_refused():
-    from speechannotator.agents.free_text import gender_conflict
+    from speechannotator.agents.compose import contradiction
 
     female = {"gender": "female"}
-    assert gender_conflict(
-        "A middle-aged male voice in standard American English, fast and tense.", female, "en", "caption"
-    )
-    assert gender_conflict("He speaks slowly and calmly.", female, "en", "caption") == "male"
-    assert gender_conflict("She asks, in a clear young voice, about Mr Dashwood.", female, "en", "caption") is None
-    assert gender_conflict("青年男声，语速平稳。", {"gender": "女声"}, "zh", "caption")
-    assert gender_conflict("青年女声，语速平稳。", {"gender": "女声"}, "zh", "caption") is None
-    assert gender_conflict("She asks about his family.", female, "en", "contextual_inference") is None
+    assert contradiction("A middle-aged male voice in standard American English, fast and tense.", female, "en")
+    assert contradiction("He speaks slowly and calmly.", female, "en")
+    assert contradiction("She asks, in a clear young voice, about Mr Dashwood.", female, "en") is None
+    assert contradiction("She asks about his family.", female, "en") is None  # both named: not a contradiction
+    assert contradiction("青年男声，语速平稳。", {"gender": "女声"}, "zh")
+    assert contradiction("青年女声，语速平稳。", {"gender": "女声"}, "zh") is None
+    assert contradiction("A young voice.", {"gender": "none"}, "en") is None
 
 
 def test_a_pitch_or_speed_without_a_checkable_level_is_sent_back_with_the_evidence(tmp_path):
@@ -100,7 +98,6 @@ def test_a_level_on_the_other_side_of_medium_is_sent_back_one_step_within_a_side
     store = make_store(tmp_path, segs, evs)
     cfg = config(review_rounds=1)
     llm = ScriptedLLM([{"speed": "语速适中"}, {"speed": "语速较快"}])
-    llm.options = OpenAIOptions(level_choices=True)  # answers are level phrases, as the local backend's
     backend = RoutedBackend(llm, RulesBackend(), ["speed"], compact=True)
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))
@@ -145,7 +142,6 @@ def test_an_emotion_more_intense_than_the_prosody_carries_is_sent_back(tmp_path)
     store = make_store(tmp_path, segs, evs)
     cfg = config(review_rounds=1)
     llm = ScriptedLLM([{"emotion": "开心（极强）"}, {"emotion": "平静（较弱）"}])
-    llm.options = OpenAIOptions(level_choices=True)  # emotion answered as one of the pairs
     backend = RoutedBackend(llm, RulesBackend(), ["emotion"], compact=True)
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))

@@ -153,9 +153,10 @@ def test_revision_request_suggestion_is_applied(tmp_path):
         segs,
         store.evidence(REC),
         "zh",
-        requests={"gender": "与该说话人不一致。（建议：女声）", "background_sound": "无声学支持（建议：无）"},
+        requests={"gender": "与该说话人不一致。", "background_sound": "无声学支持"},
         round=1,
+        suggested={"gender": "female", "background_sound": "无"},  # Verdict.suggested, any alias of a closed value
     )
     out = RulesBackend().label(task)
-    assert out["gender"].value == "女声" and out["gender"].round == 1 and "建议" in out["gender"].rationale
+    assert out["gender"].value == "女声" and out["gender"].round == 1 and "suggested" in out["gender"].rationale
     assert out["background_sound"].value == "无"

@@ -97,7 +97,7 @@ def test_decisions_apply_latest_first_and_move_segments_between_speakers():
 
 
 def test_explain_counts_segments_in_output_order_after_a_boundary_correction(tmp_path):
-    from speechannotator.agents.explain import explain
+    from speechannotator.output.explain import explain
     from speechannotator.records import Segment
 
     with StateStore(tmp_path / "state.sqlite") as store:
@@ -190,8 +190,8 @@ def _state_with(path, segs):
 
 
 def test_a_decision_follows_its_utterance_when_keys_shift_and_is_orphaned_when_it_is_gone(tmp_path):
-    from speechannotator.agents.explain import explain
     from speechannotator.corrections import reviewed_items
+    from speechannotator.output.explain import explain
     from speechannotator.viewer.edits import apply_edit
 
     first = [(0.0, 1.0, "A", "one"), (1.5, 2.5, "B", "two"), (3.0, 4.0, "A", "three")]

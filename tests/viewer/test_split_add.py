@@ -9,9 +9,9 @@ from functools import partial
 import pytest
 from viewer_helpers import output_row
 
-from speechannotator.agents.explain import explain
 from speechannotator.corrections import placed_decisions, reviewed_items
 from speechannotator.output.decisions import EditError
+from speechannotator.output.explain import explain
 from speechannotator.records import Segment, Word
 from speechannotator.schema import OUTPUT_KEYS
 from speechannotator.state import StateStore

@@ -10,7 +10,7 @@ import urllib.parse
 from click.testing import CliRunner
 from viewer_helpers import XSS_INDEX, ViewServer, annotate_example
 
-from speechannotator.agents.cli import explain_command
+from speechannotator.output.explain import explain_command
 from speechannotator.state import StateStore
 
 

@@ -40,26 +40,20 @@ def make_backend(config: Config) -> Backend:
 
     if config.agents.backend == "rules":
         return RulesBackend(config.calibration)
+    from .openai import OpenAIBackend
+
     fields = llm_fields(config)  # checked before a server starts
     if config.agents.backend == "local":
         from .openai.local import LocalBackend
 
-        llm = LocalBackend(config, fallback=RulesBackend(config.calibration))
+        if config.agents.llm_caption:
+            raise ValueError("agents.llm_caption is for an openai endpoint: the local models' captions were worse")
+        llm: OpenAIBackend = LocalBackend(config)
     else:
-        from .openai import OpenAIBackend
-
         if not config.labeler.url or not config.labeler.model:
             raise ValueError("the openai backend needs a labeler url and model (--llm-url, --llm-model)")
-        # The rules backend composes caption / contextual inference when a compose call fails.
-        llm = OpenAIBackend.from_config(config, fallback=RulesBackend(config.calibration))
-    if set(fields) == set(LABELED_FIELDS) and not config.agents.llm_review and config.agents.backend != "local":
-        return llm
+        llm = OpenAIBackend.from_config(config)
     from .openai.routed import RoutedBackend
 
-    return RoutedBackend(
-        llm,
-        RulesBackend(config.calibration),
-        fields,
-        llm_review=config.agents.llm_review,
-        compact=config.agents.backend == "local",
-    )
+    # The review is always the rules' evidence checks, whoever labeled (docs/agents-llm.md).
+    return RoutedBackend(llm, RulesBackend(config.calibration), fields, compact=config.agents.backend == "local")

@@ -27,6 +27,7 @@ class LabelTask:
     context: dict[str, Any]
     label_language: str  # "zh" or "en"
     revision_requests: dict[str, str] = field(default_factory=dict)
+    suggested: dict[str, str] = field(default_factory=dict)  # {field: the reviewer's Verdict.suggested}
     round: int = 0
     audio_wav: bytes | None = None  # 16 kHz mono WAV bytes of the segment, for audio models
     # {field: the values a relabel may answer} where a reviewer's verdict narrowed them
@@ -54,17 +55,17 @@ class ComposeTask:
     evidence: dict[str, Evidence]
     context: dict[str, Any]
     label_language: str
-    # The captions already written for the recording's earlier segments (finalize fills it in
-    # order): a caption that opens like one of them is asked for a different opening.
-    earlier_captions: list[str] = field(default_factory=list)
 
 
 @runtime_checkable
 class Backend(Protocol):
     name: str
-    # Whether label tasks should carry the segment's audio (``LabelTask.audio_wav``). A
-    # backend may turn it off during a run, e.g. when its endpoint rejects audio input.
-    wants_audio: bool
+
+    @property
+    def wants_audio(self) -> bool:
+        """Whether label tasks should carry the segment's audio (``LabelTask.audio_wav``). A
+        backend may turn it off during a run, e.g. when its endpoint rejects audio input."""
+        ...
 
     def label(self, task: LabelTask) -> dict[str, Prediction]:
         """Predict every field in task.fields. Never raises for model faults: a field

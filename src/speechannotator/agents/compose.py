@@ -9,72 +9,85 @@ from __future__ import annotations
 
 import re
 
-from ..schema import canonical_closed, is_empty_marker
+from ..schema import Gender, canonical_closed, closed_value, genders_named, is_empty_marker
 from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
 
+# fmt: off
 _STATE = {
     "zh": {
-        "tense": "在紧迫情境下的专注与紧张",
-        "neutral": "稳定、从容的表达状态",
-        "calm": "冷静克制的表达状态",
-        "happy": "轻松愉快的交流氛围",
-        "excited": "高涨的情绪与投入",
-        "angry": "明显的不满情绪",
-        "sad": "低落的情绪状态",
-        "surprised": "对所述内容的意外",
-        "fearful": "不安与担忧",
+        "tense": "在紧迫情境下的专注与紧张", "neutral": "稳定、从容的表达状态", "calm": "冷静克制的表达状态",
+        "happy": "轻松愉快的交流氛围", "excited": "高涨的情绪与投入", "angry": "明显的不满情绪",
+        "sad": "低落的情绪状态", "surprised": "对所述内容的意外", "fearful": "不安与担忧",
         "disgusted": "对所述内容的反感",
     },
     "en": {
-        "tense": "focus and tension under pressure",
-        "neutral": "a steady, composed delivery",
-        "calm": "a calm, controlled delivery",
-        "happy": "a relaxed, friendly exchange",
-        "excited": "high engagement and excitement",
-        "angry": "clear displeasure",
-        "sad": "a low mood",
-        "surprised": "surprise at what is being said",
-        "fearful": "unease and worry",
+        "tense": "focus and tension under pressure", "neutral": "a steady, composed delivery",
+        "calm": "a calm, controlled delivery", "happy": "a relaxed, friendly exchange",
+        "excited": "high engagement and excitement", "angry": "clear displeasure", "sad": "a low mood",
+        "surprised": "surprise at what is being said", "fearful": "unease and worry",
         "disgusted": "aversion to what is being discussed",
     },
 }
 _ACT = {
     "zh": {
-        "question": "该句以提问推进对话",
-        "exclaim": "该句带有明显的感叹色彩",
-        "command": "该句是对他人的指示或要求",
-        "persuade": "该句带有劝说意味",
-        "statement": "该句以陈述为主",
+        "question": "该句以提问推进对话", "exclaim": "该句带有明显的感叹色彩", "command": "该句是对他人的指示或要求",
+        "persuade": "该句带有劝说意味", "statement": "该句以陈述为主",
     },
     "en": {
-        "question": "The turn moves the exchange forward with a question",
-        "exclaim": "The turn is exclamatory",
-        "command": "The turn gives an instruction",
-        "persuade": "The turn tries to persuade the listener",
+        "question": "The turn moves the exchange forward with a question", "exclaim": "The turn is exclamatory",
+        "command": "The turn gives an instruction", "persuade": "The turn tries to persuade the listener",
         "statement": "The turn is mainly declarative",
     },
 }
+# fmt: on
 
 
 def _clauses(text: str) -> list[str]:
     return [c.strip() for c in re.split(r"[，,；;。.]", text or "") if c.strip()]
 
 
+def _fact_kinds(lang: str) -> dict[str, str]:
+    """{phrase: the fact it states} for the phrases that several fields share: the pitch contour's
+    end (pitch and rhythm), the pace (speed and rhythm) and the pauses (speed, rhythm and
+    paralinguistic). A caption says each of these facts once, in the first field that names it."""
+    P = phrases(lang)
+    kinds = dict.fromkeys(P.PITCH_FINAL.values(), "end")
+    kinds.update(dict.fromkeys(P.SPEED_LEVEL.values(), "pace"))
+    pauses = [*P.RHYTHM_PAUSE.values(), P.PARA["pause"], P.PARA["long_pause"], *_clauses(P.SPEED_PAUSE)]
+    kinds.update({p.removeprefix("with "): "pauses" for p in pauses})
+    kinds.pop("", None)
+    return dict(sorted(kinds.items(), key=lambda pk: -len(pk[0])))  # the longest phrase first
+
+
 class _Writer:
-    """Accumulates clauses and skips any already said (values often repeat each other)."""
+    """Accumulates clauses and skips any already said (values often repeat each other): a clause
+    contained in one already said, or one stating a fact (_fact_kinds) already stated."""
 
     def __init__(self, lang: str):
-        self.lang, self.seen, self.sentences = lang, set(), []
+        self.lang, self.kinds = lang, _fact_kinds(lang)
+        self.fast_ok = phrases(lang).PRON["fast_ok"] + ("" if lang == "zh" else " ")  # "fast but": the pace again
+        self.seen: set[str] = set()
+        self.said: set[str] = set()  # the fact kinds stated
+        self.sentences: list[str] = []
+
+    def _fresh(self, clause: str) -> bool:
+        said = clause.removeprefix("with ").strip()  # a clause that opens with a shared phrase states its fact
+        kind = next((k for p, k in self.kinds.items() if said.startswith(p)), None)
+        if any(clause in seen for seen in self.seen) or (kind and kind in self.said):
+            return False
+        if kind:
+            self.said.add(kind)
+        return True
 
     def sentence(self, parts: list[str]) -> None:
         keep = []
         for part in parts:
             if not part or is_empty_marker(part):
                 continue
-            # A clause already said, or contained in one already said, adds nothing.
-            fresh = [c for c in _clauses(part) if not any(c in seen for seen in self.seen)]
+            trimmed = (c.removeprefix(self.fast_ok) if "pace" in self.said else c for c in _clauses(part))
+            fresh = [c for c in trimmed if self._fresh(c)]
             self.seen.update(fresh)
             if fresh:
                 keep.append(("，" if self.lang == "zh" else ", ").join(fresh))
@@ -88,28 +101,20 @@ class _Writer:
         return ("" if self.lang == "zh" else " ").join(self.sentences)
 
 
+# English age words before "male voice" (the closed values read "a child male voice" otherwise).
+_AGE_EN = {"child": "child's", "teenager": "teenage"}
+
+
 def _who(values: dict[str, str], lang: str) -> str:
     g = canonical_closed("gender", values.get("gender"))
     a = canonical_closed("age", values.get("age"))
+    age = closed_value("age", a, lang) if a and a != "none" else ""
     if lang == "zh":
-        age = {
-            "child": "儿童",
-            "teenager": "少年",
-            "young adult": "青年",
-            "middle-aged": "中年",
-            "elderly": "老年",
-        }.get(a or "", "")
-        gen = {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
-        return age + gen
-    age = {
-        "child": "child's",
-        "teenager": "teenage",
-        "young adult": "young adult",
-        "middle-aged": "middle-aged",
-        "elderly": "elderly",
-    }.get(a or "", "")
-    gen = {"male": "male voice", "female": "female voice"}.get(g or "", "voice")
-    return f"a {age} {gen}".replace("  ", " ") if age else f"a {gen}"
+        return age + {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
+    words = f"{_AGE_EN.get(a or '', age)} " * bool(age) + {"male": "male voice", "female": "female voice"}.get(
+        g or "", "voice"
+    )
+    return ("an " if words[0] in "aeiou" else "a ") + words
 
 
 def caption(task: ComposeTask) -> str:
@@ -119,7 +124,8 @@ def caption(task: ComposeTask) -> str:
     if lang == "en" and accent and not is_empty_marker(accent):
         accent = f"speaking {accent}"
     w.sentence([_who(v, lang), accent, v.get("texture", "")])
-    w.sentence([v.get("pitch", ""), v.get("speed", ""), v.get("rhythm", "")])
+    w.sentence([v.get("pitch", "")])  # the demo says the pitch, then the pace and rhythm, apart
+    w.sentence([v.get("speed", ""), v.get("rhythm", "")])
     emo = v.get("emotion", "")
     emo_part = ("情绪" + emo if lang == "zh" else f"the emotion is {emo}") if emo and not is_empty_marker(emo) else ""
     tone = v.get("tone", "")
@@ -227,3 +233,16 @@ def contextual_inference(task: ComposeTask) -> str:
 
 def compose_task(task: ComposeTask) -> dict[str, str]:
     return {"caption": caption(task), "contextual_inference": contextual_inference(task)}
+
+
+def contradiction(text: str, values: dict[str, str], lang: str) -> str | None:
+    """Why a model-written caption states what the reviewed values contradict, or None: the one
+    check on an endpoint's caption (agents.llm_caption). It names the other gender only."""
+    said = canonical_closed("gender", values.get("gender"))
+    if said not in tuple(Gender):
+        return None
+    gender = Gender(said)
+    named = genders_named(text)
+    if gender.other in named and gender not in named:
+        return f"the caption names a {gender.other} voice; the reviewed gender is {gender}"
+    return None

@@ -7,7 +7,7 @@ Scope names used in contracts: "segment", "speaker_history", "neighbours", "reco
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
@@ -22,80 +22,15 @@ SPEAKER_TRAITS = ("gender", "age", "accent")
 # Self-identification that reveals a role ("我是记者", "I'm the host"); the role must be in
 # the lexicon so that a transcript cannot inject an arbitrary name.
 _ROLES_ZH = (
-    "主持人",
-    "记者",
-    "老师",
-    "医生",
-    "律师",
-    "主播",
-    "解说员",
-    "解说",
-    "旁白",
-    "导游",
-    "教练",
-    "警察",
-    "法官",
-    "经理",
-    "客服",
-    "销售",
-    "嘉宾",
-    "主席",
-    "校长",
-    "教授",
-    "学生",
-    "司机",
-    "领航员",
-    "赛车手",
-    "队长",
+    "主持人 记者 老师 医生 律师 主播 解说员 解说 旁白 导游 教练 警察 法官 经理 客服 销售 嘉宾 主席 校长 教授 学生 司机 "
+    "领航员 赛车手 队长"
 )
 _ROLES_EN = (
-    "host",
-    "reporter",
-    "teacher",
-    "doctor",
-    "lawyer",
-    "anchor",
-    "commentator",
-    "narrator",
-    "guide",
-    "coach",
-    "officer",
-    "judge",
-    "manager",
-    "agent",
-    "guest",
-    "chair",
-    "professor",
-    "student",
-    "driver",
-    "captain",
-    "moderator",
+    "host reporter teacher doctor lawyer anchor commentator narrator guide coach officer judge manager agent guest "
+    "chair professor student driver captain moderator"
 )
-_ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH) + ")")
-_EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN) + r")\b", re.I)
-_EN_ROLE_NAMES = {
-    "host": "Host",
-    "reporter": "Reporter",
-    "teacher": "Teacher",
-    "doctor": "Doctor",
-    "lawyer": "Lawyer",
-    "anchor": "Anchor",
-    "commentator": "Commentator",
-    "narrator": "Narrator",
-    "guide": "Guide",
-    "coach": "Coach",
-    "officer": "Officer",
-    "judge": "Judge",
-    "manager": "Manager",
-    "agent": "Agent",
-    "guest": "Guest",
-    "chair": "Chair",
-    "professor": "Professor",
-    "student": "Student",
-    "driver": "Driver",
-    "captain": "Captain",
-    "moderator": "Moderator",
-}
+_ZH_ROLE = re.compile(r"我是(?:这里的|你们的|本台|一名|一位|一个)?(" + "|".join(_ROLES_ZH.split()) + ")")
+_EN_ROLE = re.compile(r"\b(?:i am|i'm)\s+(?:your|the|a|an)\s+(" + "|".join(_ROLES_EN.split()) + r")\b", re.I)
 
 
 def detect_role(texts: list[str]) -> str | None:
@@ -106,7 +41,7 @@ def detect_role(texts: list[str]) -> str | None:
             return m.group(1)
         m = _EN_ROLE.search(t or "")
         if m:
-            return _EN_ROLE_NAMES[m.group(1).lower()]
+            return m.group(1).lower().capitalize()
     return None
 
 
@@ -159,7 +94,7 @@ def recording_summary(
     histories: dict[str, dict[str, Any]],
     evidence: dict[str, dict[str, Evidence]] | None = None,
 ) -> dict[str, Any]:
-    langs = Counter()
+    langs: dict[str, float] = defaultdict(float)  # seconds per language
     for s in segments:
         if s.language:
             langs[s.language] += s.duration
@@ -185,7 +120,7 @@ def recording_summary(
         "speaker_changes": changes,
         "interaction": interaction,
         "mixed_voice_labels": mixed,
-        "language": langs.most_common(1)[0][0] if langs else "",
+        "language": max(langs, key=lambda k: langs[k]) if langs else "",
         "speakers": [
             {"speaker": h["speaker"], "n_segments": h["n_segments"], "duration_s": h["duration_s"], "role": h["role"]}
             for h in histories.values()
@@ -289,7 +224,7 @@ class ContextIndex:
             for f in SPEAKER_TRAITS:
                 p = preds.get((s.key, f))
                 value = vote_value(f, p.value) if p is not None else None
-                if value is None:
+                if value is None or p is None:
                     continue
                 w = vote_weight(s.duration, p.confidence)
                 tally = self.votes[(s.speaker, f)].setdefault(value, [0.0, 0])
@@ -305,7 +240,7 @@ class ContextIndex:
         own_value, own_w = self.own.get((seg.key, field), (None, 0.0))
         total = sum(t[0] for _, t in ranked) - own_w
         count = sum(t[1] for _, t in ranked) - (own_value is not None)
-        top = []
+        top: list[dict[str, Any]] = []
         for value, (w, n) in ranked[: VOTE_VALUES + 1]:  # leaving one segment out reorders at most one value
             if value == own_value:
                 w, n = w - own_w, n - 1

@@ -13,7 +13,7 @@ import wave
 import numpy as np
 
 from ..audio import Audio
-from ..records import Contract, Evidence, Prediction, Segment
+from ..records import Contract, Evidence, Prediction, Segment, Status
 from ..stages import StageContext, StageName
 from .backend import Backend, LabelTask
 from .context import ContextIndex, admitted_evidence, task_context
@@ -45,6 +45,7 @@ def build_task(
     audio_wav: bytes | None = None,
     requests: dict[str, str] | None = None,
     round: int = 0,
+    suggested: dict[str, str] | None = None,
     index: ContextIndex | None = None,
 ) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}
@@ -59,6 +60,7 @@ def build_task(
         context=task_context(seg, mine, segments, evidence, index=index),
         label_language=label_lang,
         revision_requests=dict(requests or {}),
+        suggested=dict(suggested or {}),
         round=round,
         audio_wav=audio_wav,
     )
@@ -77,9 +79,8 @@ def call_label(backend: Backend, task: LabelTask) -> dict[str, Prediction]:
     for f in task.fields:
         p = got.get(f)
         if not isinstance(p, Prediction):
-            p = Prediction(
-                task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name, status="failed", error=err
-            )
+            p = Prediction(task.segment.key, f, None, 0.0, [], round=task.round, backend=backend.name, error=err)
+            p.status = Status.FAILED
         p.key, p.field, p.round = task.segment.key, f, task.round
         out[f] = p
     return out

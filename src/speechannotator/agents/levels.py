@@ -1,25 +1,7 @@
-"""Levels and suggestions shared by every backend's review: one home for how a described level
-(pitch, speed) is read, when the evidence contradicts it, and how a review request carries a
-suggested value (the rules' checks write it, an LLM relabel reads it back)."""
+"""Levels shared by every backend's review: one home for how a described level (pitch, speed)
+is read and when the evidence contradicts it."""
 
 from __future__ import annotations
-
-import re
-
-SUGGEST = {"zh": "（建议：{s}）", "en": " (suggested: {s})"}
-_SUGGESTED = re.compile(r"\(suggested: (.+?)\)|（建议：(.+?)）")
-
-
-def suggestion_of(request: str) -> str | None:
-    """The suggested value a review request carries (written with SUGGEST), or None.
-
-    >>> suggestion_of("Pitch contradicts the F0 evidence." + SUGGEST["en"].format(s="low pitch"))
-    'low pitch'
-    >>> suggestion_of("no suggestion") is None
-    True
-    """
-    m = _SUGGESTED.search(request or "")
-    return (m.group(1) or m.group(2)).strip() if m else None
 
 
 def parse_level(text: str, table) -> int | None:

@@ -107,7 +107,7 @@ def _review_round(
             flagged = {v.field: v.request for v in mine if not v.accepted}
             if relabel and flagged:
                 wav = segment_wav(audio, seg) if backend.wants_audio else None
-                task = build_task(
+                relabel_task = build_task(
                     seg,
                     sorted(flagged),
                     contracts,
@@ -118,8 +118,9 @@ def _review_round(
                     requests=flagged,
                     round=r + 1,
                     index=index,
+                    suggested={v.field: v.suggested for v in mine if not v.accepted and v.suggested},
                 )
-                relabeled.extend(call_label(backend, task).values())
+                relabeled.extend(call_label(backend, relabel_task).values())
         with store.transaction() as c:
             store.write_verdicts(c, rec, verdicts)
             store.write_predictions(c, rec, relabeled)

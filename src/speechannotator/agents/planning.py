@@ -27,6 +27,7 @@ class Route:
     conflict: str
 
 
+# fmt: off
 ROUTES: dict[str, Route] = {
     "gender": Route(
         ("gender.", "pitch.median_hz", "pitch.mean_hz"),
@@ -48,13 +49,8 @@ ROUTES: dict[str, Route] = {
     ),
     "pitch": Route(
         ("pitch.", "gender."),
-        (
-            "pitch.median_hz",
-            "pitch.std_semitones",
-            "pitch.final_slope_semitones",
-            "gender.p_male",
-            "speaker.pitch.median_hz",
-        ),
+        ("pitch.median_hz", "pitch.std_semitones", "pitch.final_slope_semitones", "gender.p_male",
+         "speaker.pitch.median_hz"),
         (SEG, SPK),
         "local F0 statistics decide, judged against the gender norm; speaker history only for relative wording",
     ),
@@ -77,18 +73,8 @@ ROUTES: dict[str, Route] = {
         "local prosody decides; neighbouring turns only clarify the speech act",
     ),
     "texture": Route(
-        (
-            "voice.",
-            "pitch.",
-            "gender.",
-            "energy.",
-            "scene.dnsmos_sig",
-            "quality.mos",
-            "channel.origin",
-            "snr.db",
-            "emotion.arousal",
-            "events.breath",
-        ),
+        ("voice.", "pitch.", "gender.", "energy.", "scene.dnsmos_sig", "quality.mos", "channel.origin", "snr.db",
+         "emotion.arousal", "events.breath"),
         ("voice.hnr_db", "voice.jitter", "voice.shimmer", "pitch.median_hz"),
         (SEG,),
         "local voice-quality statistics only",
@@ -125,6 +111,7 @@ ROUTES: dict[str, Route] = {
         "acoustic/event evidence only; none when absent",
     ),
 }
+# fmt: on
 
 _OBJECTIVE = {
     "zh": {

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
-from ..agents.free_text import without_transcript_claims
 from ..agents.phrases import phrases
 from ..agents.self_names import speaker_self_names
 from ..calibration import DEFAULT
@@ -192,7 +191,6 @@ def _compose(backend: Backend, task: ComposeTask) -> dict[str, str]:
         got = backend.compose(task) or {}
     except Exception:  # noqa: BLE001 - a model fault must not lose the recording
         got = {}
-    got = {k: without_transcript_claims(v, task.segment.text) for k, v in got.items() if isinstance(v, str)}
     if not all(isinstance(got.get(k), str) and got[k].strip() for k in ("caption", "contextual_inference")):
         from ..agents.compose import compose_task  # deterministic fallback
 
@@ -248,7 +246,6 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
     for (k, f), c in contracts.items():
         contracts_of[k][f] = c
     index = ContextIndex(segments)
-    captions: list[str] = []  # in time order: a caption is asked not to open like an earlier one
     for s in segments:
         values = {}
         for f in LABELED_FIELDS:
@@ -264,10 +261,8 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             evidence=admitted_evidence(s, mine, evidence),
             context=task_context(s, mine, segments, evidence, index=index),
             label_language=label_lang,
-            earlier_captions=list(captions),
         )
         composed = _compose(backend, task)
-        captions.append(composed["caption"])
         start = int(round(s.start * 1000))
         row = {
             "speaker_id": ids[s.speaker],

@@ -15,7 +15,6 @@ from typing import Any
 from ..agents.backend import ComposeTask
 from ..agents.compose import compose_task
 from ..agents.context import ContextIndex, admitted_evidence, task_context
-from ..agents.free_text import without_transcript_claims
 from ..corrections import review_segments
 from ..schema import COMPOSED_FIELDS, LABELED_FIELDS
 from ..state import StateStore
@@ -41,4 +40,4 @@ def recomposed(store: StateStore, rec: str, key: str, row: dict[str, Any]) -> di
         label_language=store.label_language(rec),
     )
     got = compose_task(task)
-    return {f: " ".join(without_transcript_claims(got[f], seg.text).split()) for f in COMPOSED_FIELDS}
+    return {f: " ".join(got[f].split()) for f in COMPOSED_FIELDS}

@@ -1,6 +1,6 @@
 """What the review page shows, read from the state (opened read-only) as plain JSON-able data.
 
-The per-field trails come from ``agents.explain`` (the same data ``speechannotator explain``
+The per-field trails come from ``output.explain`` (the same data ``speechannotator explain``
 prints); this module only shapes them for the page.
 """
 
@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..agents.explain import RecordingTrails, evidence_source, field_trail
 from ..corrections import (
     ADDED_FIELD,
     DELETED_FIELD,
@@ -25,6 +24,7 @@ from ..corrections import (
     review_segments,
     reviewed_items,
 )
+from ..output.explain import RecordingTrails, evidence_source, field_trail
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
 from ..state import StateStore
 

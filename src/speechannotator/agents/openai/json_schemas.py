@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -70,46 +70,10 @@ def label_schema(
     return {"type": "object", "properties": props, "required": list(fields), "additionalProperties": False}
 
 
-def review_schema(fields: list[str], max_reason_chars: int) -> dict[str, Any]:
-    """Schema of a review answer: {field: {decision, reason, request}}."""
-    item = {
-        "type": "object",
-        "properties": {
-            "decision": {"type": "string", "enum": ["accept", "revise"]},
-            "reason": _string(max_reason_chars),
-            "request": {"type": "string", "maxLength": max_reason_chars},
-        },
-        "required": ["decision", "reason", "request"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": dict.fromkeys(fields, item),
-        "required": list(fields),
-        "additionalProperties": False,
-    }
-
-
-def compose_schema(
-    keys: list[str], max_chars: int, starts: dict[str, str] | None = None, patterns: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """The compose answer's schema. ``starts``: {field: words its text must begin with}, as a
-    ``pattern`` (llama.cpp turns it into the sampling grammar, so the answer cannot begin
-    otherwise; a validator checks it the same way); words of letters, hyphens and apostrophes only.
-    ``patterns``: {field: a whole pattern} (agents/supported.py `vocabulary_pattern`), instead."""
+def compose_schema(keys: list[str], max_chars: int) -> dict[str, Any]:
+    """The compose answer's schema: {key: bounded string}."""
     props = {k: _string(max_chars) for k in keys}
-    for k, words in (starts or {}).items():
-        if k in props and words and re.fullmatch(r"[A-Za-z'-]+(?: [A-Za-z'-]+)*", words):
-            props[k] = {**props[k], "pattern": "^" + words + '[^"\\\\]*$'}
-    for k, pattern in (patterns or {}).items():
-        if k in props and pattern:
-            props[k] = {**props[k], "pattern": pattern}
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(keys),
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": props, "required": list(keys), "additionalProperties": False}
 
 
 # ---- parsing -------------------------------------------------------------------------------
@@ -227,9 +191,15 @@ class LabelOutcome(BaseModel):
 
 
 def parse_label_answer(
-    obj: dict[str, Any], fields: list[str], lang: str, cited: dict[str, list[str]]
+    obj: dict[str, Any],
+    fields: list[str],
+    lang: str,
+    cited: dict[str, list[str]],
+    choices: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, LabelOutcome], dict[str, str]]:
-    """Validate each requested field; returns (good fields, {field: error}) for the rest."""
+    """Validate each requested field; returns (good fields, {field: error}) for the rest. A
+    field with ``choices`` must be one of them (the schema's enum; a json_object answer may not be)."""
+    choices = choices or {}
     obj = _unwrap(obj, fields)
     good: dict[str, LabelOutcome] = {}
     bad: dict[str, str] = {}
@@ -263,50 +233,14 @@ def parse_label_answer(
                 )
                 continue
             good[f] = LabelOutcome(value=surface, confidence=ans.confidence, evidence=evidence, repaired=repaired)
+        elif f in choices and ans.value not in choices[f]:
+            bad[f] = f"value {ans.value!r} is not one of the {len(choices[f])} allowed values"
         else:
             good[f] = LabelOutcome(value=ans.value, confidence=ans.confidence, evidence=evidence, repaired=repaired)
     return good, bad
 
 
-# ---- review and compose answers ------------------------------------------------------------
-
-
-class FieldReview(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    decision: Literal["accept", "revise"]
-    reason: str = ""
-    request: str = ""
-
-    @field_validator("decision", mode="before")
-    @classmethod
-    def _decision(cls, v: Any) -> str:
-        s = str(v).strip().lower()
-        if s in {"accept", "accepted", "ok", "yes", "pass", "approve", "approved"}:
-            return "accept"
-        if s in {"revise", "revision", "reject", "rejected", "relabel", "no", "fail"}:
-            return "revise"
-        raise ValueError(f"decision {v!r} is neither accept nor revise")
-
-    @field_validator("reason", "request", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v).strip()
-
-
-def parse_review_answer(obj: dict[str, Any], fields: list[str]) -> tuple[dict[str, FieldReview], dict[str, str]]:
-    obj = _unwrap(obj, fields)
-    good: dict[str, FieldReview] = {}
-    bad: dict[str, str] = {}
-    for f in fields:
-        if f not in obj:
-            bad[f] = "missing from the answer"
-            continue
-        try:
-            good[f] = FieldReview.model_validate(obj[f])
-        except ValidationError as exc:
-            bad[f] = "invalid: " + "; ".join(e["msg"] for e in exc.errors())
-    return good, bad
+# ---- compose answers ------------------------------------------------------------
 
 
 def parse_compose_answer(obj: dict[str, Any], keys: list[str]) -> tuple[dict[str, str], dict[str, str]]:

@@ -9,14 +9,10 @@ the system message says that the block is data, never instructions.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from ...records import Contract, Evidence, Prediction, Segment
+from ...records import Contract, Evidence, Segment
 from ...schema import CLOSED_FIELDS, EMOTION_INTENSITY, NONE_VALUE, is_empty_marker
-from ..caption_examples import CaptionExample
-from ..facts import speaker_phrase
-from ..free_text import REASON_TEXT
 from ..phrases import phrases
 from .json_schemas import closed_choices
 
@@ -112,14 +108,6 @@ def _compact(value: Any) -> Any:
 _STABLE_CONTEXT = ("recording_summary", "speaker_history")
 
 
-def stable_first(context: dict[str, Any]) -> dict[str, Any]:
-    """Context keys that change least between segments first (prompt prefix reuse)."""
-    return {
-        **{k: context[k] for k in _STABLE_CONTEXT if k in context},
-        **{k: v for k, v in context.items() if k not in _STABLE_CONTEXT},
-    }
-
-
 def evidence_json(evidence: dict[str, Evidence]) -> dict[str, Any]:
     """{name: value} with the unit and a reliability below 1 folded into one short string.
 
@@ -202,8 +190,6 @@ def label_messages(
     # Most stable first, so consecutive calls share a long cached prefix on the server: the
     # contracts (same per field set), the recording summary, the speaker's history and
     # speaker-level evidence (same per speaker), then what is this segment's own.
-    # The speaker's own evidence sits before the neighbouring turns, so a slot that served the
-    # same speaker last (servers/local_llm.py pins a speaker to a slot) reuses it too.
     stable = {k: context[k] for k in _STABLE_CONTEXT if k in context}
     nearby = {k: v for k, v in context.items() if k not in _STABLE_CONTEXT}
     shown = evidence_json(evidence)
@@ -238,121 +224,34 @@ def label_messages(
     return system, "\n\n".join(parts)
 
 
-def _prediction_json(p: Prediction) -> dict[str, Any]:
-    return {"value": p.value, "confidence": round(p.confidence, 3), "evidence": p.evidence, "status": p.status}
-
-
-def review_messages(
-    *,
-    segment: Segment,
-    predictions: dict[str, Prediction],
-    contracts: dict[str, Contract],
-    evidence: dict[str, Evidence],
-    context: dict[str, Any],
-    lang: str,
-    schema_in_prompt: dict[str, Any] | None,
-) -> tuple[str, str]:
-    fields = list(predictions)
-    system = (
-        "You are the Review Agent of a speech annotation system. For each predicted field of one segment, "
-        "check (1) evidence support: the value must agree with the admitted evidence it cites and with the "
-        "field's contract (e.g. a background sound needs acoustic support; an emotion must not contradict the "
-        "prosody), and (2) consistency: speaker traits must agree with the same speaker's history, and values "
-        'must not conflict with the context. Decide "accept", or "revise" with a short reason and a '
-        f"field-specific revision request telling the labeler what to re-examine.\n{DATA_RULE}\n"
-        f"Write reasons and requests in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
-    )
-    payload = {
-        "segment": _segment_json(segment),
-        "predictions": {f: _prediction_json(p) for f, p in predictions.items()},
-        "evidence": evidence_json(evidence),
-        "context": context,
-        "contracts": {f: _contract_json(contracts[f]) for f in fields if f in contracts},
-    }
-    parts = [
-        "Review these fields: " + ", ".join(fields) + ".",
-        'Answer as {"<field>": {"decision": "accept" or "revise", "reason": ..., '
-        '"request": ... (empty when accepted)}}.',
-    ]
-    if schema_in_prompt is not None:
-        parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
-    parts += [data_block(payload), f"Now review segment {segment.key}."]
-    return system, "\n\n".join(parts)
-
-
 COMPOSE_SYSTEM = (
-    "You write the caption and the contextual inference of one speech segment for a speech annotation "
-    "system. The reviewed attributes were checked against the acoustic evidence: treat them as facts about "
-    "the voice, and state nothing they, the transcript or the context do not support."
+    "You write the caption of one speech segment for a speech annotation system. The reviewed attributes "
+    "were checked against the acoustic evidence: treat them as facts about the voice, and state nothing they, "
+    "the transcript or the context do not support."
 )
-COMPOSE_FIELDS = {
-    "caption": (
-        "2-3 complete sentences, in your own words, on how this speaker's voice and delivery sound in this turn: "
-        "who is speaking (the speaker's gender and age), then what is most distinctive about the pitch, pace, "
-        "emotion, tone and voice quality here. Agree with every reviewed attribute and refer to the speaker with "
-        "the pronoun of the reviewed gender. Write connected sentences, not a list of attribute names and values, "
-        "and do not quote the transcript."
-    ),
-    "contextual_inference": (
-        "1-2 complete sentences on the likely situation and on what the speaker is doing or feeling in it, "
-        "inferred from what this speaker says (the transcript), the other speakers' neighbouring turns and the "
-        "reviewed attributes. Do not repeat the caption and do not quote the transcript."
-    ),
-}
-# For small local models (OpenAIOptions.compose_from_facts): the reviewed voice facts come as one
-# plain sentence (agents/facts.py) to say again in the model's own words; told the field values
-# instead, the 0.5B and 1.5B strung them together or took a name in the transcript for the speaker.
-FACTS_SYSTEM = (
-    "You write the caption and the contextual inference of one speech segment for a speech annotation "
-    "system. The voice description in the data was checked against the recording: it is true. State nothing "
-    "that it, the transcript or the neighbouring turns do not support."
+CAPTION_GUIDE = (
+    "2-3 complete sentences, in your own words, on how this speaker's voice and delivery sound in this turn: "
+    "who is speaking (the speaker's gender and age), then what is most distinctive about the pitch, pace, "
+    "emotion, tone and voice quality here, each fact once. Agree with every reviewed attribute and refer to the "
+    "speaker with the pronoun of the reviewed gender. Do not quote the transcript."
 )
-FACTS_FIELDS = {
-    "caption": (
-        "the voice description rewritten in one or two complete sentences of your own: other words and another "
-        "sentence structure than the description's, every fact kept (who is speaking, the voice, the accent, the "
-        "pitch, the pace, the feeling) and none added. Refer to the speaker with the pronoun of the described "
-        "gender, and name nobody."
-    ),
-    "contextual_inference": (
-        "one or two complete sentences on the likely situation and on what the speaker is doing in this turn, "
-        "inferred from this turn's transcript and the neighbouring turns (each marked as said by another speaker "
-        "or by the same speaker). Do not describe the voice and do not quote the transcript."
-    ),
-}
-_OPENINGS_RULE = "Other captions of this recording already begin with these words; begin the caption differently: "
-_EXAMPLES_RULE = (
-    "How the descriptions of other speakers were rewritten. Their facts are not this speaker's: take only "
-    "their ways of building a sentence, and state this speaker's facts."
-)
-_BEGIN_RULE = "Begin the caption with these words, then go on in your own words: "
-_REVISION_RULE = (
-    "A check rejected your earlier text (revision_requests in the data, quoted from the checker, with the "
-    "rejected text): write it again, fixing what the request says."
-)
-
-
-def instruction_text(lang: str) -> str:
-    """Every instruction the label and compose prompts give, without their data: what a value
-    copied from the prompt is checked against (agents/free_text.py)."""
-    lines = [_field_lines([f], lang) for f in FIELD_GUIDE]
-    # The free-text checks' reasons too: the 0.5B answered a rewrite with the request's own words.
-    texts = [DATA_RULE, COMPOSE_SYSTEM, *COMPOSE_FIELDS.values(), FACTS_SYSTEM, *FACTS_FIELDS.values()]
-    texts += [_OPENINGS_RULE, _EXAMPLES_RULE, _BEGIN_RULE, _REVISION_RULE, REASON_TEXT]
-    return "\n".join([*texts, *lines])
 
 
 def _compose_payload(
     segment: Segment, values: dict[str, str], evidence: dict[str, Evidence], context: dict[str, Any]
 ) -> dict[str, Any]:
-    """The reviewed values grouped by what they describe (none values and internal names left out:
-    the 0.5B wrote "the speaker name is Speaker2_middle-aged"), this turn's transcript, and the
-    neighbouring turns marked as another speaker's or the same speaker's."""
+    """The reviewed values grouped by what they describe (none values and internal speaker names
+    left out), this turn's transcript, the neighbouring turns and the compact evidence."""
 
     def pick(names: tuple[str, ...]) -> dict[str, str]:
         return {n: values[n] for n in names if values.get(n) and not is_empty_marker(values[n])}
 
-    turns = _turns(context)
+    turns = [
+        {"when": where, "who": "the same speaker" if t.get("same_speaker") else "another speaker", "said": t["text"]}
+        for where in ("previous", "next")
+        for t in context.get(where) or []
+        if isinstance(t, dict) and t.get("text")
+    ]
     summary = context.get("recording_summary")
     payload: dict[str, Any] = {
         "this_turn": {"key": segment.key, "duration_s": round(segment.duration, 1), "transcript": segment.text},
@@ -366,36 +265,6 @@ def _compose_payload(
     return {k: v for k, v in payload.items() if v or k == "this_turn"}
 
 
-def _turns(context: dict[str, Any]) -> list[dict[str, str]]:
-    """The neighbouring turns in order, each marked as another speaker's or the same speaker's."""
-    turns = []
-    for where in ("previous", "next"):
-        for t in context.get(where) or []:
-            if isinstance(t, dict) and t.get("text"):
-                who = "the same speaker" if t.get("same_speaker") else "another speaker"
-                turns.append({"when": "before" if where == "previous" else "after", "who": who, "said": t["text"]})
-    return turns
-
-
-def _facts_payload(segment: Segment, facts: str, who: str, context: dict[str, Any], keys: list[str]) -> dict[str, Any]:
-    """For the caption: the voice description only. For the contextual inference: who speaks,
-    this turn's transcript, the neighbouring turns and the recording's kind (no voice description:
-    given it, the 0.5B described the voice again). No field values, no evidence."""
-    if "caption" in keys:
-        return {"voice_description": facts}
-    summary = context.get("recording_summary")
-    summary = (
-        {k: summary[k] for k in ("interaction", "n_speakers") if k in summary} if isinstance(summary, dict) else {}
-    )
-    payload: dict[str, Any] = {
-        "speaker": who,
-        "this_turn": {"transcript": segment.text},
-        "neighbouring_turns": _turns(context),
-        "recording": _compact(summary) if summary else {},
-    }
-    return {k: v for k, v in payload.items() if v or k == "this_turn"}
-
-
 def compose_messages(
     *,
     segment: Segment,
@@ -404,53 +273,16 @@ def compose_messages(
     context: dict[str, Any],
     lang: str,
     schema_in_prompt: dict[str, Any] | None,
-    keys: list[str] | None = None,
-    revisions: dict[str, tuple[str, str]] | None = None,
-    used_openings: tuple[str, ...] = (),
-    caption: str | None = None,
-    facts: str | None = None,
-    begin: str = "",
-    examples: Sequence[CaptionExample] = (),
 ) -> tuple[str, str]:
-    """(system, user) for writing `keys` (both composed fields by default). ``facts``: the
-    reviewed voice facts as one sentence (agents/facts.py) to paraphrase, sent instead of the
-    values and the evidence. ``revisions``:
-    {field: (rejected text, why)} from the free-text checks; ``used_openings``: how the
-    recording's earlier captions begin; ``caption``: the accepted caption when only the
-    contextual inference is rewritten (so it does not repeat it); ``begin``: the words the caption
-    must begin with (its schema enforces them too); ``examples``: rewrites of other voices'
-    descriptions (agents/caption_examples.py), shown with the caption's fields."""
-    keys = list(keys or COMPOSE_FIELDS)
+    """(system, user) for writing the caption from the reviewed values."""
     system = (
-        f"{FACTS_SYSTEM if facts else COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. "
-        "Answer with one JSON object and nothing else."
+        f"{COMPOSE_SYSTEM}\n{DATA_RULE}\nWrite in {LANGUAGE_NAME[lang]}. Answer with one JSON object and nothing else."
     )
-    guide = FACTS_FIELDS if facts else COMPOSE_FIELDS
-    if facts:
-        payload = _facts_payload(segment, facts, speaker_phrase(values, lang), context, keys)
-    else:
-        payload = _compose_payload(segment, values, evidence, context)
-    if caption and "caption" not in keys and not facts:
-        payload["caption"] = caption
-    requests = {k: {"rejected": t, "request": why} for k, (t, why) in (revisions or {}).items() if k in keys}
-    if requests:
-        payload["revision_requests"] = requests
-    # No example sentences: small models copy an example verbatim instead of describing this
-    # segment (measured with the 0.5B and the 1.5B; docs/agents-llm.md).
-    parts = [
-        "Fields to write:\n" + "\n".join(f"- {k}: {guide[k]}" for k in keys),
-        "Answer as {" + ", ".join(f'"{k}": ...' for k in keys) + "}.",
-    ]
-    if "caption" in keys and used_openings and not facts:  # the 0.5B copied a listed opening
-        parts.append(_OPENINGS_RULE + json.dumps(list(used_openings), ensure_ascii=False))
-    if examples and facts and "caption" in keys:
-        shown = [{"voice_description": e.facts, "caption": e.rewrite} for e in examples]
-        parts.append(_EXAMPLES_RULE + "\n" + "\n".join(json.dumps(x, ensure_ascii=False) for x in shown))
-    if begin and "caption" in keys:
-        parts.append(_BEGIN_RULE + json.dumps(begin, ensure_ascii=False) + ".")
-    if requests:
-        parts.append(_REVISION_RULE)
+    parts = [f"Field to write:\n- caption: {CAPTION_GUIDE}", 'Answer as {"caption": ...}.']
     if schema_in_prompt is not None:
         parts.append("The answer must match this JSON schema:\n" + json.dumps(schema_in_prompt, ensure_ascii=False))
-    parts += [data_block(payload), f"Now write them for segment {segment.key}."]
+    parts += [
+        data_block(_compose_payload(segment, values, evidence, context)),
+        f"Now write it for segment {segment.key}.",
+    ]
     return system, "\n\n".join(parts)

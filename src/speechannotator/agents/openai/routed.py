@@ -1,12 +1,11 @@
 """Per-field routing: an LLM thinks about some fields, the rules about the others.
 
 `agents.llm_fields` names the labeled fields the LLM answers; the rules backend labels the
-rest. Review is evidence-grounded first: the rules' checks (a value the acoustic evidence or
-the speaker's history contradicts) run on every prediction, whoever made it, and a request
-they write for an LLM field carries the evidence values it was checked against, so the model
-relabels against numbers rather than a bare "revise". With `agents.llm_review` the LLM also
-reviews its own fields (consistency with transcript and context), after the rules accepted them.
-Composition (caption, contextual inference) is the LLM's.
+rest. The review is the rules' evidence checks (a value the acoustic evidence or the speaker's
+history contradicts) on every prediction, whoever made it; a request they write for an LLM field
+carries the evidence values it was checked against and the suggested value as an allowed one.
+Composition is the LLM backend's: the rules' composer, or an endpoint's caption where the user
+opted in (`agents.llm_caption`).
 """
 
 from __future__ import annotations
@@ -15,29 +14,11 @@ import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
-from .. import free_text
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level, suggestion_of
+from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
 from ..phrases import phrases
-from .backend import OpenAIBackend, citable, level_choices
-from .prompts import evidence_json, instruction_text
-
-# Open fields whose value is the LLM's own phrase (not a level, a closed value or an emotion
-# label the rules' checks parse): the free-text checks read them as text.
-FREE_TEXT_FIELDS = frozenset({"tone", "rhythm", "texture", "pronunciation", "environment", "background_sound"})
-
-# Evidence a compact compose call keeps beside the reviewed values (pitch, rate, arousal, scene).
-COMPOSE_EVIDENCE = frozenset(
-    {
-        "pitch.median_hz",
-        "rate.units_per_s",
-        "pause.ratio",
-        "emotion.arousal",
-        "emotion.valence_text",
-        "scene.background",
-        "snr.db",
-    }
-)
+from .backend import OpenAIBackend, citable, field_choices
+from .prompts import evidence_json
 
 
 def _fields_evidence(
@@ -102,9 +83,9 @@ def request_with_evidence(
     rejected, suggest = _REQUEST_WORDS["zh" if lang == "zh" else "en"]
     if previous:
         text = rejected.format(v=json.dumps(previous, ensure_ascii=False)) + text
-    suggested = suggestion_of(verdict.request)
+    suggested = verdict.suggested
     fit = allowed_suggestion(suggested, choices)
-    if fit and fit != suggested:
+    if fit:
         text += suggest.format(s=json.dumps(fit, ensure_ascii=False))
     if not shown:
         return text
@@ -113,7 +94,8 @@ def request_with_evidence(
 
 
 class RoutedBackend:
-    """Backend protocol: `llm` for `llm_fields` (and compose), `rules` for the other fields."""
+    """Backend protocol: `llm` labels `llm_fields` (and composes), `rules` labels the other fields
+    and reviews them all."""
 
     def __init__(
         self,
@@ -121,13 +103,11 @@ class RoutedBackend:
         rules: Backend,
         llm_fields: list[str],
         *,
-        llm_review: bool = False,
         compact: bool = False,
     ) -> None:
         self.llm, self.rules = llm, rules
         self.compact = compact  # send only the contracts' priority evidence (small local models)
         self.llm_fields = frozenset(llm_fields)
-        self.llm_review = llm_review
         self.name = f"{llm.name}+rules"
         self.stats = llm.stats
 
@@ -147,37 +127,11 @@ class RoutedBackend:
             allowed = self._allowed_levels(task, mine)
             sub = replace(task, fields=mine, evidence=evidence, contracts=contracts, allowed_values=allowed)
             out.update(self.llm.label(sub))
-            if task.round > 0:
-                out.update(self._still_failing(task, out))
         return out
 
-    def text_problem(self, field: str, value: object, lang: str, transcript: str = "") -> str | None:
-        """Why an LLM's open-field phrase is not a description (copied instructions, a value
-        list, a repeated sentence), or None."""
-        if field not in FREE_TEXT_FIELDS or field not in self.llm_fields or not isinstance(value, str):
-            return None
-        facts = free_text.TextFacts(values={}, lang=lang, transcript=transcript, instructions=instruction_text(lang))
-        found = free_text.problem(field, value, facts)
-        return found[1] if found and found[0] in ("copied", "list", "repeat", "bare", "quote") else None
-
-    def _still_failing(self, task: LabelTask, out: dict[str, Prediction]) -> dict[str, Prediction]:
-        """A relabel whose phrase the free-text checks still reject gives way to the rules'
-        value (the request already told the LLM why; the loop's budget is for level fields)."""
-        lang = task.label_language if task.label_language in ("zh", "en") else "en"
-        text = task.segment.text
-        bad = [f for f, p in out.items() if p.status != "failed" and self.text_problem(f, p.value, lang, text)]
-        if not bad:
-            return {}
-        got = self.rules.label(replace(task, fields=bad, audio_wav=None))
-        for f, p in got.items():
-            p.rationale = f"rules' value: the LLM's relabel still failed the text check ({out[f].value!r})"[:500]
-        return got
-
     def _choices(self, field: str, lang: str) -> list[str] | None:
-        """The level phrases the LLM answers `field` in, when it answers in levels."""
-        if not getattr(getattr(self.llm, "options", None), "level_choices", False):
-            return None
-        return level_choices([field], lang).get(field)
+        """The values the LLM chooses `field` among (None: short text)."""
+        return field_choices([field], lang).get(field)
 
     def _allowed_levels(self, task: LabelTask, fields: list[str]) -> dict[str, list[str]]:
         """For a relabel of a level field: the levels the reviewer's suggestion allows (the
@@ -192,7 +146,7 @@ class RoutedBackend:
                     out[f] = bounded
                 continue
             choices = self._choices(f, lang)
-            want = level_of(f, suggestion_of(task.revision_requests.get(f, "")), lang)
+            want = level_of(f, task.suggested.get(f), lang)
             if choices is None or want is None:
                 continue
             ok = [c for c in choices if (lv := level_of(f, c, lang)) is not None and not levels_disagree(want, lv)]
@@ -206,7 +160,7 @@ class RoutedBackend:
         the rejected "happy (very strong)" again on 5 of 8 turns."""
         choices = self._choices("emotion", lang)
         P = phrases(lang)
-        want = intensity_of(suggestion_of(task.revision_requests.get("emotion", "")) or "", P)
+        want = intensity_of(task.suggested.get("emotion", ""), P)
         if choices is None or want is None:
             return []
         return [c for c in choices if (i := intensity_of(c, P)) is not None and i - want < INTENSITY_EXCESS_STEPS]
@@ -214,11 +168,6 @@ class RoutedBackend:
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
         lang = task.label_language if task.label_language in ("zh", "en") else "en"
-        for f, v in list(verdicts.items()):
-            pred = task.predictions.get(f)
-            why = self.text_problem(f, pred.value, lang, task.segment.text) if v.accepted and pred else None
-            if why:
-                verdicts[f] = v = Verdict(task.segment.key, f, task.round, False, reason=why, request=why)
         for f, v in verdicts.items():
             if f in self.llm_fields and not v.accepted:
                 pred = task.predictions.get(f)
@@ -232,28 +181,9 @@ class RoutedBackend:
                     choices=choices,
                     lang=lang,
                 )
-        if self.llm_review:
-            passed = {
-                f: p
-                for f, p in task.predictions.items()
-                if f in self.llm_fields and verdicts.get(f) and verdicts[f].accepted
-            }
-            if passed:
-                evidence = _fields_evidence(list(passed), task.contracts, task.evidence, self.compact)
-                sub = replace(
-                    task,
-                    predictions=passed,
-                    evidence=evidence,
-                    contracts={f: c for f, c in task.contracts.items() if f in passed},
-                )
-                for f, v in self.llm.review(sub).items():
-                    if not v.accepted:
-                        verdicts[f] = v
         return verdicts
 
     def compose(self, task: ComposeTask) -> dict[str, str]:
-        if self.compact:  # the reviewed values say it all; keep the few numbers a caption may use
-            task = replace(task, evidence={n: e for n, e in task.evidence.items() if n in COMPOSE_EVIDENCE})
         return self.llm.compose(task)
 
     def close(self) -> None:

@@ -2,88 +2,53 @@
 
 from __future__ import annotations
 
+from ...schema import EMOTION_INTENSITY
+
 LANG = "en"
 NONE = "none"
 SEP = ", "
 
+# fmt: off
 PITCH_LEVEL = {
-    -2: "low pitch",
-    -1: "moderately low pitch",
-    0: "medium pitch",
-    1: "moderately high pitch",
-    2: "high pitch",
+    -2: "low pitch", -1: "moderately low pitch", 0: "medium pitch", 1: "moderately high pitch", 2: "high pitch",
 }
 PITCH_VAR = {"flat": "steady intonation", "some": "some rise and fall", "lively": "clearly varying intonation"}
 PITCH_FINAL = {
-    "fall": "slightly falling at the end",
-    "steep_fall": "falling clearly at the end",
-    "rise": "rising at the end",
+    "fall": "slightly falling at the end", "steep_fall": "falling clearly at the end", "rise": "rising at the end",
     "level": "",
 }
 PITCH_REL = {1: "higher than the speaker's usual", -1: "lower than the speaker's usual"}
 PITCH_PARSE = (
-    ("moderately high", 1),
-    ("moderately low", -1),
-    ("very high", 2),
-    ("very low", -2),
-    ("high", 1),
-    ("low", -1),
-    ("deep", -1),
-    ("medium", 0),
-    ("moderate", 0),
-    ("average", 0),
+    ("moderately high", 1), ("moderately low", -1), ("very high", 2), ("very low", -2), ("high", 1), ("low", -1),
+    ("deep", -1), ("medium", 0), ("moderate", 0), ("average", 0),
 )
 
 SPEED_LEVEL = {-2: "very slow pace", -1: "slightly slow pace", 0: "moderate pace", 1: "fast pace", 2: "very fast pace"}
 SPEED_TAIL = {
-    2: " with tightly packed syllables",
-    1: " with compact syllables",
-    0: ", fluent delivery",
-    -1: ", unhurried delivery",
-    -2: ", drawn-out delivery",
+    2: " with tightly packed syllables", 1: " with compact syllables", 0: ", fluent delivery",
+    -1: ", unhurried delivery", -2: ", drawn-out delivery",
 }
 SPEED_PAUSE = ", with long pauses between phrases"
 SPEED_PARSE = (
-    ("very fast", 2),
-    ("fast", 1),
-    ("quick", 1),
-    ("moderate", 0),
-    ("medium", 0),
-    ("normal", 0),
-    ("very slow", -2),
-    ("slightly slow", -1),
-    ("slow", -1),
+    ("very fast", 2), ("fast", 1), ("quick", 1), ("moderate", 0), ("medium", 0), ("normal", 0), ("very slow", -2),
+    ("slightly slow", -1), ("slow", -1),
 )
 
 RHYTHM_PACE = {
-    2: "tight, rapid rhythm",
-    1: "compact rhythm",
-    0: "steady rhythm",
-    -1: "relaxed rhythm",
-    -2: "slow rhythm",
+    2: "tight, rapid rhythm", 1: "compact rhythm", 0: "steady rhythm", -1: "relaxed rhythm", -2: "slow rhythm",
 }
 RHYTHM_PAUSE = {
-    "none": "no noticeable pauses",
-    "natural": "natural pauses between phrases",
-    "long": "noticeable pauses between phrases",
-    "many": "frequent pauses",
+    "none": "no noticeable pauses", "natural": "natural pauses between phrases",
+    "long": "noticeable pauses between phrases", "many": "frequent pauses",
 }
 RHYTHM_ENERGY = {"varied": "clear stress contrasts", "even": ""}
 
 TONE_QUALITY = {
-    "urgent": "hurried",
-    "firm": "firm",
-    "calm": "calm, natural",
-    "low": "low, steady",
-    "bright": "light",
-    "heavy": "heavy",
-    "soft": "soft",
+    "urgent": "hurried", "firm": "firm", "calm": "calm, natural", "low": "low, steady", "bright": "light",
+    "heavy": "heavy", "soft": "soft",
 }
 TONE_ACT = {
-    "statement": "declarative",
-    "question": "questioning",
-    "exclaim": "exclamatory",
-    "persuade": "persuasive",
+    "statement": "declarative", "question": "questioning", "exclaim": "exclamatory", "persuade": "persuasive",
     "command": "directive",
 }
 
@@ -93,66 +58,29 @@ def tone(quality: str, act: str) -> str:
 
 
 TEXTURE = {
-    "deep": "deep",
-    "bright": "bright",
-    "neutral": "natural timbre",
-    "clear": "clear voice",
-    "hoarse": "slightly hoarse",
-    "breathy": "slightly breathy",
-    "tense": "slightly tense",
-    "thin": "somewhat thin",
-    "muffled": "slightly muffled",
-    "full": "full, rounded",
+    "deep": "deep", "bright": "bright", "neutral": "natural timbre", "clear": "clear voice",
+    "hoarse": "slightly hoarse", "breathy": "slightly breathy", "tense": "slightly tense", "thin": "somewhat thin",
+    "muffled": "slightly muffled", "full": "full, rounded",
 }
 
 PRON = {
-    "clear": "clear articulation",
-    "complete": "every word fully pronounced without slurring",
-    "mostly": "highly intelligible overall",
-    "slurred": "some words slightly slurred",
-    "fast_ok": "fast but",
-    "slow": "unhurried, with natural word endings",
-    "noisy": "some words masked by background noise",
+    "clear": "clear articulation", "complete": "every word fully pronounced without slurring",
+    "mostly": "highly intelligible overall", "slurred": "some words slightly slurred", "fast_ok": "fast but",
+    "slow": "unhurried, with natural word endings", "noisy": "some words masked by background noise",
 }
 
 EMOTIONS = {
-    "neutral": "neutral",
-    "calm": "calm",
-    "happy": "happy",
-    "excited": "excited",
-    "angry": "angry",
-    "tense": "tense",
-    "sad": "sad",
-    "surprised": "surprised",
-    "fearful": "fearful",
-    "disgusted": "disgusted",
+    "neutral": "neutral", "calm": "calm", "happy": "happy", "excited": "excited", "angry": "angry", "tense": "tense",
+    "sad": "sad", "surprised": "surprised", "fearful": "fearful", "disgusted": "disgusted",
 }
 EMOTION_PARSE = (
-    ("neutral", "neutral"),
-    ("calm", "calm"),
-    ("happy", "happy"),
-    ("joy", "happy"),
-    ("cheerful", "happy"),
-    ("excited", "excited"),
-    ("enthusias", "excited"),
-    ("angry", "angry"),
-    ("anger", "angry"),
-    ("annoyed", "angry"),
-    ("frustrat", "angry"),
-    ("tense", "tense"),
-    ("anxious", "tense"),
-    ("nervous", "tense"),
-    ("urgent", "tense"),
-    ("sad", "sad"),
-    ("sorrow", "sad"),
-    ("upset", "sad"),
-    ("surprise", "surprised"),
-    ("fear", "fearful"),
-    ("afraid", "fearful"),
-    ("scared", "fearful"),
-    ("disgust", "disgusted"),
+    ("neutral", "neutral"), ("calm", "calm"), ("happy", "happy"), ("joy", "happy"), ("cheerful", "happy"),
+    ("excited", "excited"), ("enthusias", "excited"), ("angry", "angry"), ("anger", "angry"), ("annoyed", "angry"),
+    ("frustrat", "angry"), ("tense", "tense"), ("anxious", "tense"), ("nervous", "tense"), ("urgent", "tense"),
+    ("sad", "sad"), ("sorrow", "sad"), ("upset", "sad"), ("surprise", "surprised"), ("fear", "fearful"),
+    ("afraid", "fearful"), ("scared", "fearful"), ("disgust", "disgusted"),
 )
-INTENSITY = ("very weak", "weak", "moderate", "strong", "very strong")
+INTENSITY = EMOTION_INTENSITY["en"]  # the one home of the scale: schema
 
 
 def emotion(label_id: str, intensity: int) -> str:
@@ -160,144 +88,41 @@ def emotion(label_id: str, intensity: int) -> str:
 
 
 PARA = {
-    "laughter": "laughter",
-    "breath": "audible breathing",
-    "sigh": "sigh",
-    "pause": "pause between phrases",
+    "laughter": "laughter", "breath": "audible breathing", "sigh": "sigh", "pause": "pause between phrases",
     "long_pause": "noticeable pause",
 }
 PARA_TAGS = {"laughter": "<laughter>", "sigh": "<sigh>", "breath": "<breath>", "pause": "<pause>"}
 PARA_PARSE = (("laugh", "laughter"), ("sigh", "sigh"), ("breath", "breath"), ("pause", "pause"))
 
 BACKGROUND = {
-    "faint": "faint background noise",
-    "music": "continuous background music",
-    "singing": "background singing",
-    "stationary": "steady background noise",
-    "babble": "crowd chatter",
-    "impulsive": "intermittent noises",
-    "noise": "noticeable background noise",
-    "music_noise": "background music and noise",
+    "faint": "faint background noise", "music": "continuous background music", "singing": "background singing",
+    "stationary": "steady background noise", "babble": "crowd chatter", "impulsive": "intermittent noises",
+    "noise": "noticeable background noise", "music_noise": "background music and noise",
 }
 BACKGROUND_PARSE = (
-    ("music", "music"),
-    ("sing", "singing"),
-    ("chatter", "babble"),
-    ("crowd", "babble"),
-    ("noise", "noise"),
-    ("engine", "noise"),
-    ("traffic", "noise"),
-    ("applause", "noise"),
-    ("rain", "noise"),
-    ("wind", "noise"),
+    ("music", "music"), ("sing", "singing"), ("chatter", "babble"), ("crowd", "babble"), ("noise", "noise"),
+    ("engine", "noise"), ("traffic", "noise"), ("applause", "noise"), ("rain", "noise"), ("wind", "noise"),
     ("hum", "noise"),
 )
 ENVIRONMENT = {
-    "reverberant": "reverberant indoor space",
-    "crowd": "busy public place",
-    "noisy": "noisy surroundings",
-    "studio": "quiet recording environment",
-    "telephone": "telephone line",
+    "reverberant": "reverberant indoor space", "crowd": "busy public place", "noisy": "noisy surroundings",
+    "studio": "quiet recording environment", "telephone": "telephone line",
 }
 
 ACCENT = {
-    "zh": "standard Mandarin",
-    "en": "standard American English",
-    "yue": "Cantonese",
-    "ja": "standard Japanese",
-    "ko": "standard Korean",
-    "other": "standard accent",
+    "zh": "standard Mandarin", "en": "standard American English", "yue": "Cantonese", "ja": "standard Japanese",
+    "ko": "standard Korean", "other": "standard accent",
 }
 # Varieties named for other languages the ASR reports (ISO 639-1): never a bare "standard accent".
 ACCENT_LANGUAGE = {
-    "fr": "standard French",
-    "de": "standard German",
-    "es": "standard Spanish",
-    "it": "standard Italian",
-    "pt": "standard Portuguese",
-    "nl": "standard Dutch",
-    "ru": "standard Russian",
-    "pl": "standard Polish",
-    "uk": "standard Ukrainian",
-    "sv": "standard Swedish",
-    "tr": "standard Turkish",
-    "ar": "Modern Standard Arabic",
-    "hi": "standard Hindi",
-    "vi": "standard Vietnamese",
-    "th": "standard Thai",
-    "id": "standard Indonesian",
+    "fr": "standard French", "de": "standard German", "es": "standard Spanish", "it": "standard Italian",
+    "pt": "standard Portuguese", "nl": "standard Dutch", "ru": "standard Russian", "pl": "standard Polish",
+    "uk": "standard Ukrainian", "sv": "standard Swedish", "tr": "standard Turkish", "ar": "Modern Standard Arabic",
+    "hi": "standard Hindi", "vi": "standard Vietnamese", "th": "standard Thai", "id": "standard Indonesian",
 }
+# fmt: on
 ACCENT_SLIGHT = "slightly accented English"
-GENDER_WORD = {"male": "male", "female": "female"}
-GENDER_PERSON = {"male": "male", "female": "female"}
 
 
 def join(parts: list[str]) -> str:
     return SEP.join(p for p in parts if p)
-
-
-# The words a text may use to say each reviewed fact: what agents/free_text.py's omission check
-# accepts in a paraphrase of the facts sentence (agents/facts.py) as saying that fact. A word
-# ending in "*" stands for every word it begins ("hoars*": hoarse, hoarseness); words are
-# compared lower-case, hyphens as spaces. The parse tables above (EMOTION_PARSE, PARA_PARSE,
-# BACKGROUND_PARSE) are read as well; these lists add what a rewrite says instead.
-SAID_AGE = {
-    "child": ("child*", "kid*", "little", "young*"),
-    "teenager": ("teen*", "adolescent*", "youth*", "young*"),
-    "young adult": ("young*", "youth*"),
-    "middle-aged": ("middle aged", "middle age", "midlife", "mature"),
-    "elderly": ("elderly", "old*", "senior*", "aged", "aging", "ageing"),
-}
-# Voice qualities (the rules' TEXTURE words first): a texture value names the qualities whose
-# words it contains, and a rewrite must say each of them.
-SAID_TEXTURE = {
-    "deep": ("deep*", "bass*", "baritone", "resonant", "booming", "rich*"),
-    "bright": ("bright*", "brilliant", "ringing", "light"),
-    "natural": ("natural*",),
-    "clear": ("clear*", "crisp*", "clean*", "distinct*", "lucid"),
-    "hoarse": ("hoars*", "rasp*", "husk*", "rough*", "gravel*", "scratch*", "croak*", "gruff*"),
-    "breathy": ("breath*", "airy"),
-    "tense": ("tense*", "tension", "strain*", "tight*"),
-    "thin": ("thin", "thinner", "thinnish", "reedy", "slight"),
-    "muffled": ("muffl*", "muted", "dull*", "damped"),
-    "full": ("full*", "round*", "rich*", "warm*"),
-}
-SAID_EMOTION = {  # besides EMOTION_PARSE's stems
-    "neutral": ("composed", "matter of fact", "unemotional", "emotionless", "impassive", "detached", "dispassionate",
-                "calm*", "even tone*", "evenly", "level headed"),
-    "calm": ("relaxed", "composed", "serene", "peaceful", "tranquil", "placid", "at ease", "collected", "unhurried"),
-    "happy": ("cheer*", "glad*", "pleased", "upbeat", "delight*", "content*", "merry", "sunny", "good mood*",
-              "positive*", "light hearted*", "lighthearted*", "happi*"),
-    "excited": ("thrill*", "eager*", "animated", "energetic*", "exhilarat*"),
-    "angry": ("irritat*", "furious*", "irate", "indignant*", "mad", "cross"),
-    "tense": ("uneasy", "on edge", "strain*", "worried", "anxiety"),
-    "sad": ("unhappy", "melanchol*", "gloom*", "glum*", "dejected", "mournful*", "somber*", "sombre*", "down"),
-    "surprised": ("astonish*", "amaz*", "startl*", "shock*"),
-    "fearful": ("frighten*", "terrified", "worried", "apprehensive*"),
-    "disgusted": ("repuls*", "revolt*", "repelled"),
-}  # fmt: skip
-SAID_PACE = ("pace*", "speed*", "tempo*", "rate", "fast*", "slow*", "quick*", "rapid*", "hurried*", "unhurried*",
-             "leisurel*", "brisk*", "rush*", "swift*", "measured", "deliberate*", "sluggish*", "drawn out")  # fmt: skip
-SAID_SLOW = ("slow*", "unhurried*", "leisurel*", "deliberate*", "sluggish*", "drawn out", "measured")
-SAID_FAST = ("fast*", "quick*", "rapid*", "brisk*", "hurried*", "rush*", "swift*")
-SAID_PITCH = ("pitch*", "register")
-SAID_LOW = ("low*", "deep*", "below")
-SAID_HIGH = ("high*", "above", "raised", "elevated")
-SAID_USUAL = ("usual*", "normal*", "typical*", "ordinar*", "than", "customar*")
-SAID_PAUSE = ("paus*", "break*", "gap*", "halt*", "stop*")
-SAID_EVENT = {  # besides PARA_PARSE's stems
-    "laughter": ("chuckl*", "giggl*"),
-    "sigh": (),
-    "breath": ("inhal*", "exhal*"),
-    "pause": SAID_PAUSE,
-}
-SAID_SCENE = {  # besides BACKGROUND_PARSE's stems; ENVIRONMENT's kinds by their words
-    "music": ("song*", "melod*", "tune*"),
-    "singing": ("song*", "vocal*"),
-    "babble": ("voices", "babbl*", "murmur*", "talk*"),
-    "noise": ("nois*", "sound*", "din", "rumbl*", "hum*", "hiss*"),
-    "reverberant": ("reverb*", "echo*", "hall*", "room*"),
-    "public": ("public", "busy", "crowd*"),
-    "quiet": ("quiet*", "studio*", "recording*", "booth", "silen*"),
-    "telephone": ("telephon*", "phone*", "call*"),
-}

@@ -8,8 +8,9 @@ untrusted: a string where a number belongs counts as missing).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...calibration import DEFAULT, Calibration
@@ -23,7 +24,7 @@ class FieldView:
     evidence: dict[str, Evidence]
     context: dict[str, Any]
     cal: Calibration = DEFAULT  # the thresholds the rules compare this field's evidence with
-    cited: list[str] = field(default_factory=list)
+    cited: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def scope(self) -> list[str]:

@@ -3,17 +3,15 @@
 Speaker traits combine local evidence with the speaker's aggregate (only when the contract
 admits same-speaker history); scene fields stay on acoustic/event evidence and say 无/none,
 with low confidence, when there is none; emotion reads the plugged-in model, prosodic arousal
-and transcript valence, with same-speaker neighbours as weak support. A review request that
-carries a suggested value ("建议：…" / "suggested: …") is applied when it is valid for the field;
+and transcript valence, with same-speaker neighbours as weak support. A reviewer's suggested
+value (``LabelTask.suggested``, from ``Verdict.suggested``) is applied when it is valid for the field;
 otherwise the field is re-derived in strict mode (speaker-consistent, model labels ignored).
 """
 
 from __future__ import annotations
 
-import re
-
 from ...calibration import DEFAULT, Calibration
-from ...records import Prediction, Segment
+from ...records import Prediction, Segment, Status
 from ...schema import canonical_closed, closed_value, is_empty_marker
 from ..backend import LabelTask
 from ..phrases import phrases
@@ -21,28 +19,8 @@ from ..transcript import internal_gaps
 from .evidence import FieldView, speaker_gender
 from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
-_SUGGESTION = re.compile(r"(?:建议|suggested)\s*[:：]\s*(.+?)\s*(?:[)）\]】]\s*)?$", re.S)
-_MODEL_EMOTIONS = {
-    "angry": "angry",
-    "disgusted": "disgusted",
-    "fearful": "fearful",
-    "happy": "happy",
-    "neutral": "neutral",
-    "sad": "sad",
-    "surprised": "surprised",
-    "生气/angry": "angry",
-    "厌恶/disgusted": "disgusted",
-    "恐惧/fearful": "fearful",
-    "开心/happy": "happy",
-    "中立/neutral": "neutral",
-    "难过/sad": "sad",
-    "吃惊/surprised": "surprised",
-}
-
-
-def suggestion(request: str) -> str | None:
-    m = _SUGGESTION.search(request or "")
-    return m.group(1).strip() if m else None
+# The emotion model's labels ("开心/happy" or "happy") it can name; others (e.g. "other") are no label.
+_MODEL_EMOTIONS = frozenset({"angry", "disgusted", "fearful", "happy", "neutral", "sad", "surprised"})
 
 
 def local_gender(v: FieldView) -> tuple[str | None, float]:
@@ -91,17 +69,8 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
             )
     years = v.num("age.years")
     if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
-        canon = (
-            "child"
-            if years < 13
-            else "teenager"
-            if years < 18
-            else "young adult"
-            if years < 36
-            else "middle-aged"
-            if years < 60
-            else "elderly"
-        )
+        bands = ((13, "child"), (18, "teenager"), (36, "young adult"), (60, "middle-aged"))
+        canon = next((band for top, band in bands if years < top), "elderly")
         return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
@@ -153,8 +122,8 @@ def _model_emotion(v: FieldView) -> tuple[str, float] | None:
     label = v.text("emotion.model_label")
     if not label:
         return None
-    lid = _MODEL_EMOTIONS.get(label.lower())
-    if lid is None:
+    lid = label.lower().split("/")[-1]
+    if lid not in _MODEL_EMOTIONS:
         return None
     scores = v.raw("emotion.model_scores")
     score = 0.6
@@ -238,27 +207,23 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     return Outcome(P.join([P.PARA[i] for i in items]), conf, "ok", "events: " + ", ".join(items))
 
 
+_SCENE_NUMBERS = (
+    "scene.music_prob events.music_over_speech scene.singing_prob scene.noise_db scene.dnsmos_bak scene.reverb "
+    "snr.db events.music events.singing"
+)
+
+
 def scene_facts(v: FieldView) -> dict:
     """Acoustic scene facts from admitted evidence (empty when there is none)."""
     f: dict = {}
-    for name in (
-        "scene.music_prob",
-        "events.music_over_speech",
-        "scene.singing_prob",
-        "scene.noise_db",
-        "scene.dnsmos_bak",
-        "scene.reverb",
-        "snr.db",
-        "events.music",
-        "events.singing",
-    ):
+    for name in _SCENE_NUMBERS.split():
         x = v.num(name)
         if x is not None:
             f[name] = x
     for name in ("scene.background", "scene.noise_type"):
-        x = v.text(name)
-        if x is not None:
-            f[name] = x.lower()
+        said = v.text(name)
+        if said is not None:
+            f[name] = said.lower()
     # The noise-type heuristic confuses low rumble with babble (priors README: reliability
     # 0.6); name a source only when its extractor trusts it, else say "noise".
     if f.get("scene.noise_type") == "babble" and v.reliability("scene.noise_type") < v.cal.noise_type_min_reliability:
@@ -366,9 +331,10 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
         view = FieldView(field, task.contracts.get(field), task.evidence, task.context, cal)
         request = task.revision_requests.get(field, "")
         try:
-            sug = _valid_suggestion(field, suggestion(request), task.label_language) if suggestion(request) else None
+            given = task.suggested.get(field)
+            sug = _valid_suggestion(field, given, task.label_language) if given else None
             if sug is not None:
-                oc = Outcome(sug, 0.6, "ok", f"revised per review request: {request}")
+                oc = Outcome(sug, 0.6, "ok", f"the reviewer's suggested value; request: {request}")
                 if field in ("gender", "age"):  # re-derive to cite the evidence behind the speaker value
                     _RULES[field](view, task.segment, P, True)
             elif field in _WRAPPED:
@@ -379,27 +345,11 @@ def label_task(task: LabelTask, backend_name: str, cal: Calibration = DEFAULT) -
                 raise ValueError(f"the rules backend has no rule for field {field!r}")
             if request and sug is None:
                 oc.rationale = f"relabeled in strict mode per request ({request}); {oc.rationale}"
-            out[field] = Prediction(
-                task.segment.key,
-                field,
-                oc.value,
-                oc.confidence,
-                list(view.cited),
-                round=task.round,
-                backend=backend_name,
-                status=oc.status,
-                rationale=oc.rationale,
-            )
+            status, error, rationale = Status(oc.status), "", oc.rationale
+            value, confidence = oc.value, oc.confidence
         except (ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
-            out[field] = Prediction(
-                task.segment.key,
-                field,
-                None,
-                0.0,
-                list(view.cited),
-                round=task.round,
-                backend=backend_name,
-                status="failed",
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            status, error, rationale = Status.FAILED, f"{type(exc).__name__}: {exc}", ""
+            value, confidence = None, 0.0
+        key, rnd, cited = task.segment.key, task.round, list(view.cited)
+        out[field] = Prediction(key, field, value, confidence, cited, rnd, backend_name, status, error, rationale)
     return out

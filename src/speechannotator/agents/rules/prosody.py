@@ -154,13 +154,15 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
     return Outcome(P.tone(quality, act), 0.6, "ok", f"arousal {a:.2f}, act {act}")
 
 
-def label_texture(v: FieldView, seg: Segment, P) -> Outcome:
-    level, _ = pitch_level(v)
+def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
+    """``gender`` overrides the gender the voice is judged against (the segment's reviewed one)."""
+    level, _ = pitch_level(v, gender)
     hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
     sig, a = v.num("scene.dnsmos_sig"), v.num("emotion.arousal")
     if level is None and hnr is None and jit is None and sig is None:
         return Outcome(P.TEXTURE["neutral"], 0.2, "abstain", "no voice-quality evidence")
-    gender, _, _ = resolve_gender(v)
+    if gender is None:
+        gender, _, _ = resolve_gender(v)
     # "deep" names a low male voice; a woman's voice low for her norm is full, not deep
     low = "full" if gender == "female" else "deep"
     base = low if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""

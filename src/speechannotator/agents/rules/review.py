@@ -10,40 +10,23 @@ evidence or the speaker's history determines one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ...calibration import DEFAULT, Calibration
-from ...records import Prediction, Verdict
-from ...schema import canonical_closed, closed_value, is_empty_marker
+from ...records import Prediction, Status, Verdict
+from ...schema import Field, canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, SUGGEST, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
-from .prosody import label_pitch, label_speed, pitch_level, rate_level
+from .prosody import label_pitch, label_speed, label_texture, pitch_level, rate_level
 
 HIGH_AROUSAL = {"excited", "angry", "tense", "surprised", "fearful"}
 LOW_AROUSAL = {"sad", "calm", "neutral"}
+# Words of an environment value that claim a noisy place (checked against the scene evidence).
 _ENV_CLAIMS = (
-    "嘈杂",
-    "噪",
-    "街",
-    "马路",
-    "车",
-    "户外",
-    "室外",
-    "餐厅",
-    "商场",
-    "机场",
-    "车站",
-    "noisy",
-    "street",
-    "crowd",
-    "outdoor",
-    "traffic",
-    "car",
-    "restaurant",
-    "station",
-    "airport",
+    "嘈杂 噪 街 马路 车 户外 室外 餐厅 商场 机场 车站 noisy street crowd outdoor traffic car restaurant station airport"
 )
 _MSG = {
     "zh": {
@@ -57,6 +40,7 @@ _MSG = {
         "emo_intensity": "情绪“{v}”的强度高于韵律唤醒度（{a:+.2f}）和文本情感所支持的强度。",
         "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
+        "texture_gender": "“{v}”描述男声的低沉，与本段标注的性别（女声）矛盾。",
         "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
         "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
         "no_emotion": "取值没有给出情绪类别（可能抄写了证据数值），请从情绪类别中选择并给出强度。",
@@ -64,7 +48,6 @@ _MSG = {
         "para": "副语言标注与事件证据不符。",
         "accent": "口音与该片段的语言（{lang}）矛盾。",
         "empty_open": "该字段不应为空，请依据证据描述。",
-        "suggest": SUGGEST["zh"],
     },
     "en": {
         "missing": "The field has no valid value; label it from the admitted evidence.",
@@ -82,6 +65,7 @@ _MSG = {
         "pitch": "The pitch description disagrees with the F0 evidence's level (other side of medium, "
         "or two or more levels away).",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
+        "texture_gender": "'{v}' describes a low male voice; the segment is labeled female.",
         "speed": "The speed description disagrees with the rate evidence's level (other side of medium, "
         "or two or more levels away).",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
@@ -93,7 +77,6 @@ _MSG = {
         "para": "The paralinguistic label disagrees with the event evidence.",
         "accent": "The accent contradicts the segment's language ({lang}).",
         "empty_open": "This field must not be empty; describe it from the evidence.",
-        "suggest": SUGGEST["en"],
     },
 }
 
@@ -138,17 +121,20 @@ class _Reviewer:
         return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
     def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
-        request = reason + (self.M["suggest"].format(s=sug) if sug else "")
-        return Verdict(self.task.segment.key, field, self.task.round, False, reason=reason, request=request)
+        return Verdict(
+            self.task.segment.key, field, self.task.round, False, reason=reason, request=reason, suggested=sug
+        )
 
     def accept(self, field: str, reason: str) -> Verdict:
         return Verdict(self.task.segment.key, field, self.task.round, True, reason=reason)
 
     def check(self, field: str, p: Prediction) -> Verdict:
-        if p.status == "failed" or p.value is None or not str(p.value).strip():
+        if p.status == Status.FAILED or p.value is None or not str(p.value).strip():
             return self.reject(field, self.M["missing"], None)
-        fn = getattr(self, f"_{field}", None)
-        return fn(p) if fn else self.accept(field, "no check applies")
+        if field in _DESCRIBED:
+            return self._open_nonempty(field, p)
+        check = _CHECKS.get(field)  # type: ignore[call-overload]  # a Field is its str name
+        return check(self, p) if check else self.accept(field, "no check applies")
 
     def _drift(self, field: str, p: Prediction, local_strong: bool) -> Verdict | None:
         if "speaker_history" not in (self.view(field).scope):
@@ -221,8 +207,8 @@ class _Reviewer:
         v = self.view("environment")
         facts = scene_facts(v)
         value = str(p.value).lower()
-        claims_noise = any(w in value for w in _ENV_CLAIMS)
-        lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS if w in value)
+        claims_noise = any(w in value for w in _ENV_CLAIMS.split())
+        lexical = any(w in (self.task.segment.text or "").lower() for w in _ENV_CLAIMS.split() if w in value)
         clean = facts and background_kind(facts, self.cal) is None and facts.get("scene.reverb", 0) < 0.3
         if (not facts and lexical) or (claims_noise and clean):
             return self.reject("environment", self.M["env_unsupported"].format(v=p.value), self.P.NONE)
@@ -294,6 +280,15 @@ class _Reviewer:
             return self.reject("paralinguistic", self.M["para"], sug)
         return self.accept("paralinguistic", "not contradicted by event evidence")
 
+    def _texture(self, p: Prediction) -> Verdict:
+        """A related field: "deep" names a low male voice, never one this segment labels female."""
+        gender = self.task.predictions.get("gender")
+        female = gender is not None and canonical_closed("gender", gender.value) == "female"
+        if female and self.P.TEXTURE["deep"] in str(p.value):
+            sug = label_texture(self.view("texture"), self.task.segment, self.P, "female").value
+            return self.reject("texture", self.M["texture_gender"].format(v=p.value), sug)
+        return self._open_nonempty("texture", p)
+
     def _word(self, field: str) -> str:
         words = {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}
         return words[self.lang][field]
@@ -305,17 +300,21 @@ class _Reviewer:
             return self.reject(field, self.M["no_words"], None)
         return self.accept(field, "well-formed description")
 
-    def _texture(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("texture", p)
 
-    def _pronunciation(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("pronunciation", p)
-
-    def _tone(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("tone", p)
-
-    def _rhythm(self, p: Prediction) -> Verdict:
-        return self._open_nonempty("rhythm", p)
+# The checks per field; the described fields (_DESCRIBED) need only words.
+_CHECKS: dict[Field, Callable[[_Reviewer, Prediction], Verdict]] = {
+    Field.GENDER: _Reviewer._gender,
+    Field.AGE: _Reviewer._age,
+    Field.ACCENT: _Reviewer._accent,
+    Field.BACKGROUND_SOUND: _Reviewer._background_sound,
+    Field.ENVIRONMENT: _Reviewer._environment,
+    Field.EMOTION: _Reviewer._emotion,
+    Field.PITCH: _Reviewer._pitch,
+    Field.SPEED: _Reviewer._speed,
+    Field.PARALINGUISTIC: _Reviewer._paralinguistic,
+    Field.TEXTURE: _Reviewer._texture,
+}
+_DESCRIBED = frozenset({Field.PRONUNCIATION, Field.TONE, Field.RHYTHM})
 
 
 def review_task(task: ReviewTask, cal: Calibration = DEFAULT) -> dict[str, Verdict]:

@@ -1,22 +1,28 @@
 """The audit trail of one field of one segment: evidence, contract, every round's
 prediction and verdict, human decisions, and the final value.
 
-``field_trail`` gathers the trail as data (the review page shows it); ``explain`` prints it.
+``field_trail`` gathers the trail as data (the review page shows it); ``explain`` prints it, and
+``explain_command`` is `speechannotator explain OUT/<stem>.json --segment N --field F`.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from pathlib import Path
 from typing import Any
 
+import click
+
+from ..agents.context import admitted_evidence
 from ..corrections import ADDED_FIELD, EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, review_segments, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
 from ..schema import COMPOSED_FIELDS, FIELDS
 from ..stages import StageName
 from ..state import StateStore
-from .context import admitted_evidence
+from ..terminal import echo
 
 
 @dataclass
@@ -175,44 +181,11 @@ def format_trail(t: FieldTrail) -> str:
     elif t.contract is None:
         lines.append("contract: none (the plan stage has not run)")
     else:
-        c = t.contract
-        lines += [
-            "contract:",
-            f"  objective: {c.objective}",
-            f"  value format: {c.value_format}",
-            f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
-            f"  priority: {', '.join(c.priority) or '(none)'}",
-            f"  context scope: {', '.join(c.context_scope)}",
-            f"  conflict rule: {c.conflict_rule}",
-        ]
-        lines.append("evidence admitted:" if t.admitted else "evidence admitted: (none)")
-        for name in sorted(t.admitted):
-            e = t.admitted[name]
-            lines.append(
-                f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
-                + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]"
-            )
-        if t.speaker_history is not None:
-            lines.append(f"speaker history: {_fmt(t.speaker_history)}")
-        if t.recording_summary is not None:
-            lines.append(f"recording summary: {_fmt(t.recording_summary)}")
+        lines += _contract_lines(t)
     if not t.composed and not t.segment_field and not t.rounds and t.made is None:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
-        p, v = r.prediction, r.verdict
-        lines.append(
-            f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"
-        )
-        if p.evidence:
-            lines.append(f"  cites: {', '.join(p.evidence)}")
-        if p.rationale:
-            lines.append(f"  rationale: {p.rationale}")
-        if p.error:
-            lines.append(f"  error: {p.error}")
-        if v is not None:
-            lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
-            if not v.accepted:
-                lines.append(f"  revision request: {v.request}")
+        lines += _round_lines(r)
     if not t.composed and not t.segment_field and t.review_skipped and t.made is None:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
@@ -224,6 +197,49 @@ def format_trail(t: FieldTrail) -> str:
         lines.append(f"orphaned {format_orphan(d)}")
     lines.append(f"final: {final}")
     return "\n".join(lines)
+
+
+def _contract_lines(t: FieldTrail) -> list[str]:
+    """The contract, the evidence it admitted and the context it was given."""
+    c = t.contract
+    assert c is not None
+    lines = [
+        "contract:",
+        f"  objective: {c.objective}",
+        f"  value format: {c.value_format}",
+        f"  admissible evidence: {', '.join(c.admissible_evidence) or '(none)'}",
+        f"  priority: {', '.join(c.priority) or '(none)'}",
+        f"  context scope: {', '.join(c.context_scope)}",
+        f"  conflict rule: {c.conflict_rule}",
+        "evidence admitted:" if t.admitted else "evidence admitted: (none)",
+    ]
+    for name in sorted(t.admitted):
+        e = t.admitted[name]
+        lines.append(
+            f"  {name} = {_fmt(e.value)} {e.unit}".rstrip()
+            + f"  [{evidence_source(name)}; {e.extractor or '?'}; reliability {e.reliability:.2f}]"
+        )
+    if t.speaker_history is not None:
+        lines.append(f"speaker history: {_fmt(t.speaker_history)}")
+    if t.recording_summary is not None:
+        lines.append(f"recording summary: {_fmt(t.recording_summary)}")
+    return lines
+
+
+def _round_lines(r: Round) -> list[str]:
+    """One round's prediction and its verdict."""
+    p, v = r.prediction, r.verdict
+    lines = [f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"]
+    lines += [
+        f"  {k}: {x}"
+        for k, x in (("cites", ", ".join(p.evidence)), ("rationale", p.rationale), ("error", p.error))
+        if x
+    ]
+    if v is not None:
+        lines.append(f"  review round {v.round}: {'accepted' if v.accepted else 'REJECTED'} - {v.reason}")
+        if not v.accepted:
+            lines.append(f"  revision request: {v.request}")
+    return lines
 
 
 def format_made(d: Decision) -> str:
@@ -267,3 +283,30 @@ def explain(store: StateStore, rec: str, segment_index: int, field: str) -> str:
     if field not in EDITABLE_FIELDS:  # before loading anything
         raise ValueError(f"unknown field {field!r}; fields are: {', '.join(EDITABLE_FIELDS)}")
     return format_trail(field_trail(RecordingTrails.load(store, rec), segment_index, field))
+
+
+@click.command("explain")
+@click.argument("json_path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--segment", "segment", type=int, required=True, help="0-based index of the segment in the JSON array")
+@click.option("--field", "field", required=True, help="attribute name, e.g. gender, emotion, background_sound")
+def explain_command(json_path: Path, segment: int, field: str) -> None:
+    """Print the evidence, contract, predictions and review verdicts behind one field."""
+    from ..state import STATE_FILE
+
+    state = json_path.parent / STATE_FILE
+    if not state.is_file():
+        raise click.ClickException(f"no state database {state} next to {json_path.name}")
+    try:
+        store = StateStore(state, readonly=True)
+    except sqlite3.Error as exc:
+        raise click.ClickException(f"cannot read the state database {state}: {exc}") from exc
+    try:
+        rec = json_path.stem
+        if store.status(rec) is None and not store.segments(rec):
+            raise click.ClickException(f"recording {rec!r} is not in {state}")
+        try:
+            echo(explain(store, rec, segment, field))
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    finally:
+        store.close()
