@@ -7,7 +7,8 @@ Every record is keyed by (recording, segment key). Segment keys are stable strin
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any
 
@@ -54,7 +55,7 @@ class Segment:
     text: str = ""
     language: str = ""
     language_probability: float = 0.0
-    words: list[Word] = field(default_factory=list)
+    words: list[Word] = dataclass_field(default_factory=list)
     source: str = "pipeline"  # "pipeline" or "reference" (fixed timeline)
     overlap_s: float = 0.0  # seconds of it where another voice talks too (diarization)
     # Whisper's statistics of the decoded pieces behind the words (frontend/transcribe.py);
@@ -108,7 +109,7 @@ class Contract:
     priority: list[str]
     context_scope: list[str]
     conflict_rule: str
-    context: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] = dataclass_field(default_factory=dict)
 
     def admits(self, name: str) -> bool:
         """Whether this contract lets its field use the evidence called ``name``.

@@ -209,8 +209,8 @@ def score_attributes(
         sims = np.maximum(0.0, np.einsum("ij,ij->i", vecs[ri], vecs[hi]))
         # Identical canonical texts are a perfect match whatever float rounding says.
         sims = np.where(ri == hi, 1.0, np.minimum(sims, 1.0))
-        for (name, f, _, _), s in zip(pending, sims):
-            for t in (scores.fields[f], scores.per_recording[name][f]):
+        for (name, scored_field, _, _), s in zip(pending, sims):
+            for t in (scores.fields[scored_field], scores.per_recording[name][scored_field]):
                 t.scored += 1
                 t.total += float(s)
     return scores

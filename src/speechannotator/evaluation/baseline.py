@@ -72,7 +72,10 @@ class BaselineLog:
 def _schema(n: int, max_len: int) -> dict:
     item = {
         "type": "object",
-        "properties": {"index": {"type": "integer"}, **{f: {"type": "string", "maxLength": max_len} for f in FIELDS}},
+        "properties": {
+            "index": {"type": "integer"},
+            **{str(f): {"type": "string", "maxLength": max_len} for f in FIELDS},
+        },
         "required": ["index", *FIELDS],
         "additionalProperties": False,
     }

@@ -67,7 +67,7 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
             for s in segs:
                 p = preds.get((s.key, field))
                 c = _canon(field, p.value) if p else None
-                if c is not None:
+                if p is not None and c is not None:
                     votes[c] += _weight(s, p)
             total = sum(votes.values())
             major = max(votes, key=lambda k: votes[k]) if votes else None
@@ -76,7 +76,8 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
                 p = preds.get((s.key, field))
                 own = _canon(field, p.value) if p else None
                 keep = (
-                    own is not None
+                    p is not None
+                    and own is not None
                     and own != major
                     and p.confidence >= STRONG_CONFIDENCE
                     and share < OVERWHELMING_SHARE
@@ -132,19 +133,20 @@ def tag_transcript(
     inserts: list[int] = []
     for i in range(1, len(words)):
         gap = words[i].start - words[i - 1].end
-        if gap < pause_s or pos[i] is None or pos[i - 1] is None:
+        here, before = pos[i], pos[i - 1]
+        if gap < pause_s or here is None or before is None:
             continue
-        between = text[pos[i - 1] + len(words[i - 1].text.strip()) : pos[i]]
+        between = text[before + len(words[i - 1].text.strip()) : here]
         if any(ch in _PUNCT for ch in between) and gap < 1.0:
             continue  # punctuation already marks a natural phrase break
-        inserts.append(pos[i])
+        inserts.append(here)
     sp = "" if lang == "zh" else " "
     tags = [(at, P.PARA_TAGS["pause"] + sp) for at in sorted(set(inserts))]
     said = {kind for word, kind in P.PARA_PARSE if word in (paralinguistic or "").lower()}
     placed = set()
     if "laughter" in said and laughter_times:
         for onset in sorted({float(t[0]) for t in laughter_times if isinstance(t, (list, tuple)) and t}):
-            after = [pos[i] for i, w in enumerate(words) if w.start >= onset and pos[i] is not None]
+            after = [at for at, w in zip(pos, words) if w.start >= onset and at is not None]
             if after and (after[0], P.PARA_TAGS["laughter"] + sp) not in tags:
                 tags.append((after[0], P.PARA_TAGS["laughter"] + sp))
                 placed.add("laughter")
@@ -170,7 +172,8 @@ def speaker_names(
 ) -> dict[str, str]:
     """A name per speaker: the name they introduce themselves with (``given``), else their
     role or "SpeakerN", with the speaker's age band."""
-    names, per_role = {}, defaultdict(int)
+    names: dict[str, str] = {}
+    per_role: dict[str, int] = defaultdict(int)
     given = given or {}
     for n, spk in enumerate(order, start=1):
         role = roles.get(spk)
@@ -243,11 +246,11 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
     names = speaker_names(order, ages, roles, label_lang, given)
     items: list[tuple[str, dict]] = []
     contracts_of: dict[str, dict] = defaultdict(dict)
-    for (k, f), c in contracts.items():
-        contracts_of[k][f] = c
+    for (k, f), contract in contracts.items():
+        contracts_of[k][f] = contract
     index = ContextIndex(segments)
     for s in segments:
-        values = {}
+        values: dict[str, str] = {}
         for f in LABELED_FIELDS:
             p = preds.get((s.key, f))
             raw = reg.get((s.key, f)) if f in SPEAKER_FIELDS else (p.value if p and p.status != "failed" else None)

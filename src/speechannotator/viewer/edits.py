@@ -323,7 +323,7 @@ def add_segment(
         languages = Counter(r["language"] for k, r in items if raw.get(k) == label) or Counter(
             r["language"] for _, r in items
         )
-        row = dict.fromkeys(FIELDS, NONE_VALUE[lang])
+        row: dict[str, object] = dict.fromkeys(map(str, FIELDS), NONE_VALUE[lang])
         row.update(
             text=said,
             text_and_paralanguage=said,

@@ -225,7 +225,7 @@ def parse_label_answer(
             if canon is None:
                 bad[f] = f"value {ans.value!r} is not one of {closed_choices(f, lang)}"
                 continue
-            surface = closed_value(f, canon, lang)  # type: ignore[arg-type]
+            surface = closed_value(f, canon, lang)
             repaired = repaired or surface != ans.value
             if canon == "none":
                 good[f] = LabelOutcome(
