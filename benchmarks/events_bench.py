@@ -1,27 +1,14 @@
 """Sound-event and channel evidence on a real-sound set (priors/events.py, priors/channel.py).
 
-Real speech of the real-voice set (scripts/fetch_real_voices.sh) mixed with real sounds from
-Debian packages (scripts/fetch_real_sounds.sh: music on hold, road traffic and engines,
-applause, cheering and crowds, game laughter) at measured levels, the background's power
-relative to the speech's active power. Prints:
-
-* background class (none / music / vehicle / crowd) accuracy, and recall per class and level
-  0 .. -20 dB, with false alarms on clean speech and on the other classes' sounds;
-* laughter recall and false alarms per segment (a laugh spliced between two utterances at
-  0 to -6 dB against the speech, or none);
-* channel: every 8 kHz-origin call (a real 8 kHz recording, or 16 kHz speech through a
-  telephone channel) recognized as telephone, and no 16 kHz recording called telephone;
-* quiet clean speech (LibriVox at -35 dBFS): noise, pauses and speed class against the same
-  clip at its own level.
-
-Splits, by file: ``tune`` (the dev half: the thresholds in priors/events.py were chosen on it
-only) holds four voices, three music files and every other file of each sound class and of the
-(distinct) laughs; ``test`` (the held-out half) the other voices and files. ``--calibrate``
-prints, for each class on the tune split, the threshold the rule picks (the lowest median
-logit whose false alarms on clean speech and on the other classes' sounds stay within
-``CAL_FALSE_ALARMS``). Usage:
-
-    python -m benchmarks.events_bench [--split test|tune|all] [--calibrate]
+Real speech of the real-voice set mixed with real sounds from Debian packages (music on hold,
+traffic and engines, applause and crowds, game laughter; scripts/fetch_real_sounds.sh) at
+levels relative to the speech's active power. Prints background class accuracy and recall per
+class and level (0 .. -20 dB) with false alarms; laughter recall and false alarms per segment;
+telephone recognition of 8 kHz-origin calls; quiet speech (LibriVox at -35 dBFS) against its
+own level. Splits are by file: ``tune`` (the dev half, the only data the thresholds in
+priors/events.py were chosen on) and ``test`` (held out). ``--calibrate`` prints the threshold
+the rule picks per class on ``tune`` (the lowest median logit whose false alarms stay within
+``CAL_FALSE_ALARMS``). Usage: ``python -m benchmarks.events_bench [--split test|tune|all] [--calibrate]``
 """
 
 from __future__ import annotations
@@ -61,9 +48,7 @@ CLASS_FILES: dict[str, tuple[str, ...]] = {
         *(f"{_LC}/Trafic{k}.wav" for k in ("High1", "High2", "High3", "Low1", "Low2", "Low3")),
         "games/stormbaancoureur/sounds/camaro_s16_le.wav",
         "tuxmath/sounds/engine.wav",
-        f"{_S3}/citysounds.wav",
-        f"{_S3}/policecar.wav",
-        f"{_S3}/firetruck.wav",
+        *(f"{_S3}/{k}.wav" for k in ("citysounds", "policecar", "firetruck")),
     ),
     "crowd": (
         "games/foobillardplus/data/applause.wav",
