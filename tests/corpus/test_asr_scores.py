@@ -75,6 +75,33 @@ def test_a_segment_without_words_has_no_statistics_and_the_state_keeps_them(tmp_
     assert store.segments("r")[0].avg_logprob is None
 
 
+def test_an_endpoint_that_does_not_report_the_statistics_exports_null_not_a_perfect_score():
+    from speechannotator.frontend.asr_openai import parse_verbose
+
+    reply = {
+        "text": "hello there",
+        "segments": [{"start": 0.0, "end": 1.0, "text": "hello there"}],  # no avg_logprob / no_speech_prob
+        "words": [{"word": "hello", "start": 0.1, "end": 0.4}, {"word": "there", "start": 0.5, "end": 0.9}],
+    }
+    decoded = parse_verbose(reply, 1.0)
+    assert [p.scored for p in decoded.pieces] == [False]
+    segs = [Segment("seg_00000", 0.0, 1.0, "A")]
+    transcribe(np.zeros(SR, np.float32), SR, segs, AsrConfig(language="en"), _Fixed(decoded))
+    assert segs[0].words and segs[0].avg_logprob is None and segs[0].no_speech_prob is None
+    scored = dict(reply, segments=[dict(reply["segments"][0], avg_logprob=-0.3, no_speech_prob=0.05)])
+    segs = [Segment("seg_00000", 0.0, 1.0, "A")]
+    transcribe(np.zeros(SR, np.float32), SR, segs, AsrConfig(language="en"), _Fixed(parse_verbose(scored, 1.0)))
+    assert (segs[0].avg_logprob, segs[0].no_speech_prob) == (-0.3, 0.05)
+
+
+class _Fixed(_Backend):
+    def __init__(self, decoded):
+        self.decoded = decoded
+
+    def decode(self, clip, language):
+        return self.decoded
+
+
 def _rows(out, tmp_path, name):
     path = export_corpus(out, "jsonl", tmp_path / f"{name}.jsonl")
     return [json.loads(x) for x in path.read_text().splitlines()]

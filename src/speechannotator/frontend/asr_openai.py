@@ -81,11 +81,12 @@ def parse_verbose(reply, duration: float) -> Decoded:
                 float(_get(s, "avg_logprob", 0.0) or 0.0),
                 float(_get(s, "compression_ratio", 1.0) or 1.0),
                 float(_get(s, "no_speech_prob", 0.0) or 0.0),
+                scored=_get(s, "avg_logprob", None) is not None and _get(s, "no_speech_prob", None) is not None,
             )
         )
     if not pieces:
         text = str(_get(reply, "text", "") or "")
-        pieces = [Piece(0.0, duration, text)] if text.strip() else []
+        pieces = [Piece(0.0, duration, text, scored=False)] if text.strip() else []
     if words:
         # Each word joins the piece that holds its midpoint, so a dropped piece drops its words.
         for w in words:

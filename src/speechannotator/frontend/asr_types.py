@@ -39,6 +39,9 @@ class Piece:
     avg_logprob: float = 0.0
     compression_ratio: float = 1.0
     no_speech_prob: float = 0.0
+    # Whether the backend reported avg_logprob and no_speech_prob (an OpenAI-compatible endpoint
+    # may not): unscored pieces pass the filters on their neutral defaults but export no score.
+    scored: bool = True
 
 
 @dataclass

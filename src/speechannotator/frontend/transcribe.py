@@ -215,8 +215,9 @@ class _Bucket:
         A piece's avg_logprob is a mean over its tokens, so weighting each piece by the words it
         gave this segment (about its tokens here) gives the mean token log-probability of the
         segment's words; a piece's no_speech_prob is weighted the same way. Rounded, so that a
-        rerun and the state give the same digits. No words: None (nothing was heard to score)."""
-        if not self.pieces:
+        rerun and the state give the same digits. No words, or a piece the backend did not score:
+        None (an endpoint's missing statistics must not read as a perfect score)."""
+        if not self.pieces or not all(p.scored for p in self.pieces):
             seg.avg_logprob = seg.no_speech_prob = None
             return
         n = len(self.pieces)
