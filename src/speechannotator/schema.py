@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Literal
 
@@ -133,6 +134,40 @@ EMOTION_INTENSITY: dict[str, tuple[str, ...]] = {
     "en": ("very weak", "weak", "moderate", "strong", "very strong"),
 }
 NONE_VALUE: dict[str, str] = {"zh": "无", "en": "none"}
+
+_EMO_FORM = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
+
+
+@dataclass(frozen=True)
+class Emotion:
+    """An emotion: its label (label-language words) and its step on EMOTION_INTENSITY (0..4).
+    Carried typed from the labeler through review; rendered once, when the record is written."""
+
+    label: str
+    intensity: int = 2  # moderate: what a label without a readable intensity means
+
+    def render(self, lang: str) -> str:
+        scale = EMOTION_INTENSITY["zh" if lang == "zh" else "en"]
+        step = scale[max(0, min(len(scale) - 1, self.intensity))]
+        return f"{self.label}（{step}）" if lang == "zh" else f"{self.label} ({step})"
+
+    @classmethod
+    def parse(cls, text: str) -> Emotion:
+        """External text only (an LLM's answer, a person's edit): 'label（强度）' / 'label (intensity)'
+        with the intensity in either language."""
+        text = re.sub(r"\s+", " ", text).strip()
+        m = _EMO_FORM.match(text)
+        label, step = (m.group(1).strip(), m.group(2).strip()) if m else (text, "")
+        for scale in EMOTION_INTENSITY.values():
+            if step in scale:
+                return cls(label, scale.index(step))
+        return cls(label)
+
+
+def shown(value: str | Emotion, lang: str) -> str:
+    """A prediction value as label-language text (a typed value rendered)."""
+    return value.render(lang) if isinstance(value, Emotion) else value
+
 
 # Aliases for the closed fields; keys are canonical English ids.
 _GENDER_ALIASES: dict[str, tuple[str, ...]] = {

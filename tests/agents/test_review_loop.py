@@ -60,7 +60,7 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
             assert [p.round for p in trail] == [0] and len(verdicts[kf]) == 1
     latest = store.predictions(REC)
     assert latest[("seg_00004", "background_sound")].value == "无"
-    assert latest[("seg_00003", "emotion")].value.startswith("冷静")
+    assert latest[("seg_00003", "emotion")].value.label == "冷静"
     assert latest[("seg_00002", "gender")].value == "男声"  # gender drift within speaker A fixed
     # the relabeled pitch is judged against the male norm (132 Hz), no longer against the female one
     assert latest[("seg_00002", "pitch")].value.startswith(phrases_zh.PITCH_LEVEL[pitch_class(132.0, "male")])

@@ -9,6 +9,7 @@ from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.records import Evidence
+from speechannotator.schema import Emotion
 
 
 def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
@@ -109,10 +110,10 @@ def test_emotion_from_arousal_and_valence_and_model(tmp_path):
     evs += ev("seg_00002", emotion__arousal=0.1, emotion__valence_text=0.0)
     evs += ev("seg_00003", emotion__model_label="happy", emotion__model_scores={"happy": 0.92, "neutral": 0.05})
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "emotion")].value.startswith("愤怒（")
-    assert p[("seg_00001", "emotion")].value.startswith("悲伤（")
-    assert p[("seg_00002", "emotion")].value == "平静（中等）"
-    assert p[("seg_00003", "emotion")].value == "愉快（较强）"
+    assert p[("seg_00000", "emotion")].value.label == "愤怒"  # typed: rendered only when written
+    assert p[("seg_00001", "emotion")].value.label == "悲伤"
+    assert p[("seg_00002", "emotion")].value == Emotion("平静", 2)
+    assert p[("seg_00003", "emotion")].value.render("zh") == "愉快（较强）"
 
 
 def test_english_labels_and_paralinguistics(tmp_path):

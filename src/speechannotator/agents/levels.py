@@ -29,11 +29,3 @@ def levels_disagree(evidence: int, said: int) -> bool:
 # example "happy (very strong)" (docs/agents-llm.md). The review sends it back; a relabel may then
 # not go this far above the suggestion.
 INTENSITY_EXCESS_STEPS = 2
-
-
-def intensity_of(value: str, P) -> int | None:
-    """The intensity step (0..4) an emotion label names, the longest phrase first ("very strong")."""
-    for i in sorted(range(len(P.INTENSITY)), key=lambda i: -len(P.INTENSITY[i])):
-        if P.INTENSITY[i] in value:
-            return i
-    return None

@@ -23,7 +23,7 @@ from typing import Any
 from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 from ...records import Contract, Evidence, Prediction, Status
-from ...schema import LABELED_FIELDS
+from ...schema import LABELED_FIELDS, Emotion, is_empty_marker
 from ..backend import ComposeTask, LabelTask
 from ..compose import compose_task, contradiction
 from ..phrases import phrases
@@ -84,7 +84,7 @@ def field_choices(fields: list[str], lang: str) -> dict[str, list[str]]:
     table: dict[str, list[str]] = {
         "pitch": [P.PITCH_LEVEL[k] for k in sorted(P.PITCH_LEVEL)],
         "speed": [P.SPEED_LEVEL[k] for k in sorted(P.SPEED_LEVEL)],
-        "emotion": [P.emotion(e, i) for e in P.EMOTIONS for i in range(len(P.INTENSITY))],
+        "emotion": [P.emotion(e, i).render(lang) for e in P.EMOTIONS for i in range(len(P.INTENSITY))],
         "tone": [P.tone(q, a) for q in P.TONE_QUALITY for a in P.TONE_ACT],
         "texture": list(P.TEXTURE.values()),
         "paralinguistic": [P.NONE, *P.PARA.values()],
@@ -306,9 +306,9 @@ class OpenAIBackend:
                 g, why = good[f], f"{self.labeler.model} from {inputs}"
                 status = Status.ABSTAIN if g.abstain else Status.OK
                 key, rnd = task.segment.key, task.round
-                out[f] = Prediction(
-                    key, f, g.value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why
-                )
+                # The answer's text becomes a typed value here, the one place it is read
+                value = Emotion.parse(g.value) if f == "emotion" and not is_empty_marker(g.value) else g.value
+                out[f] = Prediction(key, f, value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why)
             else:
                 out[f] = self._failed(task, f, failed.get(f, "no answer"))
         n_failed = sum(1 for p in out.values() if p.status == "failed")

@@ -14,8 +14,9 @@ import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
+from ...schema import Emotion, shown
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree, parse_level
 from ..phrases import phrases
 from .backend import OpenAIBackend, citable, field_choices
 from .prompts import evidence_json
@@ -36,9 +37,9 @@ def _fields_evidence(
     return {n: e for n, e in evidence.items() if n in names}
 
 
-def level_of(field: str, text: str | None, lang: str) -> int | None:
+def level_of(field: str, text: str | Emotion | None, lang: str) -> int | None:
     """The level a pitch or speed text names, read as the review checks read it."""
-    if not text or field not in ("pitch", "speed"):
+    if not isinstance(text, str) or not text or field not in ("pitch", "speed"):
         return None
     P = phrases(lang)
     return parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)
@@ -83,8 +84,8 @@ def request_with_evidence(
     rejected, suggest = _REQUEST_WORDS["zh" if lang == "zh" else "en"]
     if previous:
         text = rejected.format(v=json.dumps(previous, ensure_ascii=False)) + text
-    suggested = verdict.suggested
-    fit = allowed_suggestion(suggested, choices)
+    sug = verdict.suggested
+    fit = allowed_suggestion(sug.render(lang) if isinstance(sug, Emotion) else sug, choices)
     if fit:
         text += suggest.format(s=json.dumps(fit, ensure_ascii=False))
     if not shown:
@@ -158,12 +159,11 @@ class RoutedBackend:
         """For an emotion relabel: the "label (intensity)" pairs no more intense than the review's
         rule allows over the suggestion. Measured: told the suggestion in words, the 0.5B answered
         the rejected "happy (very strong)" again on 5 of 8 turns."""
-        choices = self._choices("emotion", lang)
-        P = phrases(lang)
-        want = intensity_of(task.suggested.get("emotion", ""), P)
-        if choices is None or want is None:
+        want, P = task.suggested.get("emotion"), phrases(lang)
+        if self._choices("emotion", lang) is None or not isinstance(want, Emotion):
             return []
-        return [c for c in choices if (i := intensity_of(c, P)) is not None and i - want < INTENSITY_EXCESS_STEPS]
+        steps = range(min(len(P.INTENSITY), want.intensity + INTENSITY_EXCESS_STEPS))
+        return [P.emotion(e, i).render(lang) for e in P.EMOTIONS for i in steps]
 
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
@@ -177,7 +177,7 @@ class RoutedBackend:
                     f,
                     task.contracts,
                     task.evidence,
-                    previous=None if pred is None or pred.value is None else str(pred.value),
+                    previous=None if pred is None or pred.value is None else shown(pred.value, lang),
                     choices=choices,
                     lang=lang,
                 )

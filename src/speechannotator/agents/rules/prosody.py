@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 from ...calibration import semitones
 from ...records import Segment
+from ...schema import Emotion
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
 from .evidence import FieldView, resolve_gender
 
 
 @dataclass
 class Outcome:
-    value: str
+    value: str | Emotion
     confidence: float
     status: str = "ok"
     rationale: str = ""

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
-from ...schema import Field, canonical_closed, closed_value, is_empty_marker
+from ...schema import Emotion, Field, canonical_closed, closed_value, is_empty_marker
 from ..backend import ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree, parse_level
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -120,7 +120,7 @@ class _Reviewer:
     def view(self, field: str) -> FieldView:
         return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
-    def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
+    def reject(self, field: str, reason: str, sug: str | Emotion | None) -> Verdict:
         return Verdict(
             self.task.segment.key, field, self.task.round, False, reason=reason, request=reason, suggested=sug
         )
@@ -221,19 +221,19 @@ class _Reviewer:
     def _emotion(self, p: Prediction) -> Verdict:
         v = self.view("emotion")
         a = v.num("emotion.arousal")
-        lid = parse_emotion(str(p.value), self.lang)
-        if lid is None and not _has_words(str(p.value)):  # e.g. "0.656 z (moderate)" copied from evidence
+        said = p.value if isinstance(p.value, Emotion) else Emotion.parse(str(p.value))
+        lid = parse_emotion(said.label, self.lang)
+        if lid is None and not _has_words(said.label):  # e.g. "0.656 z (moderate)" copied from evidence
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
             return self.reject("emotion", self.M["no_emotion"], sug)
         if a is None or lid is None:
             return self.accept("emotion", "no prosodic evidence or unparsed label")
         if (lid in HIGH_AROUSAL and a <= -0.5) or (lid in LOW_AROUSAL and a >= 1.5):
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
-            return self.reject("emotion", self.M["emo_arousal"].format(v=p.value, a=a), sug)
+            return self.reject("emotion", self.M["emo_arousal"].format(v=said.render(self.lang), a=a), sug)
         sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
-        said, heard = intensity_of(str(p.value), self.P), intensity_of(str(sug), self.P)
-        if said is not None and heard is not None and said - heard >= INTENSITY_EXCESS_STEPS:
-            return self.reject("emotion", self.M["emo_intensity"].format(v=p.value, a=a), sug)
+        if isinstance(sug, Emotion) and said.intensity - sug.intensity >= INTENSITY_EXCESS_STEPS:
+            return self.reject("emotion", self.M["emo_intensity"].format(v=said.render(self.lang), a=a), sug)
         return self.accept("emotion", f"compatible with arousal {a:+.2f}")
 
     def _pitch(self, p: Prediction) -> Verdict:
