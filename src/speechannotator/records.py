@@ -12,7 +12,7 @@ from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any
 
-from .schema import Emotion
+from .schema import Value, typed_value
 
 RECORDING_KEY = "recording"
 
@@ -144,7 +144,7 @@ class Prediction:
 
     key: str
     field: str
-    value: str | Emotion | None
+    value: Value | None
     confidence: float
     evidence: list[str]
     round: int = 0
@@ -155,8 +155,7 @@ class Prediction:
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # read back from the state as a plain string
-        if isinstance(self.value, dict):  # a typed value read back from the state
-            self.value = Emotion(**self.value)
+        self.value = typed_value(self.value)  # a typed value comes back from the state as JSON
 
 
 @dataclass
@@ -171,11 +170,10 @@ class Verdict:
     request: str = ""  # the field-specific revision request when not accepted
     # The value the reviewer read from the evidence (in the form of Prediction.value), or None:
     # a relabel takes it as it is, never parsed back out of the request's words.
-    suggested: str | Emotion | None = None
+    suggested: Value | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.suggested, dict):  # a typed value read back from the state
-            self.suggested = Emotion(**self.suggested)
+        self.suggested = typed_value(self.suggested)
 
 
 @dataclass(frozen=True)

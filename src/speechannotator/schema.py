@@ -164,9 +164,32 @@ class Emotion:
         return cls(label)
 
 
-def shown(value: str | Emotion, lang: str) -> str:
+@dataclass(frozen=True)
+class Level:
+    """A described level (pitch, speed): its step on the five-level scale (-2..2) and the
+    label-language description, which starts with that step's phrase. The review reads the step,
+    the record the description."""
+
+    step: int
+    text: str
+
+    def render(self, lang: str) -> str:
+        return self.text
+
+
+Value = str | Emotion | Level  # a prediction's value: text, or a typed value rendered when written
+
+
+def typed_value(value: Value | dict[str, object] | None) -> Value | None:
+    """A typed value read back from the state (a JSON object) as its type; others as they are."""
+    if isinstance(value, dict):
+        return Emotion(**value) if "label" in value else Level(**value)  # type: ignore[arg-type]
+    return value
+
+
+def shown(value: Value, lang: str) -> str:
     """A prediction value as label-language text (a typed value rendered)."""
-    return value.render(lang) if isinstance(value, Emotion) else value
+    return value if isinstance(value, str) else value.render(lang)
 
 
 # Aliases for the closed fields; keys are canonical English ids.

@@ -24,7 +24,9 @@ from ..schema import (
     NONE_VALUE,
     OUTPUT_KEYS,
     Emotion,
+    Level,
     SegmentRecord,
+    Value,
     canonical_closed,
     closed_value,
     is_empty_marker,
@@ -45,7 +47,7 @@ def _weight(seg: Segment, p: Prediction) -> float:
     return max(0.1, seg.duration) * max(0.05, p.confidence or 0.0)
 
 
-def _canon(field: str, value: str | Emotion | None) -> str | None:
+def _canon(field: str, value: Value | None) -> str | None:
     if not isinstance(value, str) or not value.strip():  # speaker traits are text
         return None
     if field in ("gender", "age"):
@@ -85,10 +87,10 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
     return out
 
 
-def canonical_value(field: str, value: str | Emotion | None, lang: str) -> str:
+def canonical_value(field: str, value: Value | None, lang: str) -> str:
     """The record's text of a reviewed value: typed values are rendered here, once."""
     none = NONE_VALUE[lang]
-    if isinstance(value, Emotion):
+    if isinstance(value, Emotion | Level):
         return value.render(lang)
     if field in ("gender", "age"):
         return closed_value(field, value, lang) if value else none

@@ -23,9 +23,10 @@ from typing import Any
 from ...config import Config, EndpointConfig
 from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, FormatRejected
 from ...records import Contract, Evidence, Prediction, Status
-from ...schema import LABELED_FIELDS, Emotion, is_empty_marker
+from ...schema import LABELED_FIELDS
 from ..backend import ComposeTask, LabelTask
 from ..compose import compose_task, contradiction
+from ..levels import typed_answer
 from ..phrases import phrases
 from . import prompts
 from .json_schemas import (
@@ -306,8 +307,7 @@ class OpenAIBackend:
                 g, why = good[f], f"{self.labeler.model} from {inputs}"
                 status = Status.ABSTAIN if g.abstain else Status.OK
                 key, rnd = task.segment.key, task.round
-                # The answer's text becomes a typed value here, the one place it is read
-                value = Emotion.parse(g.value) if f == "emotion" and not is_empty_marker(g.value) else g.value
+                value = typed_answer(f, g.value, phrases(lang))  # the one place an answer's text is read
                 out[f] = Prediction(key, f, value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why)
             else:
                 out[f] = self._failed(task, f, failed.get(f, "no answer"))

@@ -14,9 +14,9 @@ import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
-from ...schema import Emotion, shown
+from ...schema import Emotion, Level, shown
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import phrases
 from .backend import OpenAIBackend, citable, field_choices
 from .prompts import evidence_json
@@ -35,14 +35,6 @@ def _fields_evidence(
         else:
             names.update(citable(f, contracts, evidence, audio=False, context=False))
     return {n: e for n, e in evidence.items() if n in names}
-
-
-def level_of(field: str, text: str | Emotion | None, lang: str) -> int | None:
-    """The level a pitch or speed text names, read as the review checks read it."""
-    if not isinstance(text, str) or not text or field not in ("pitch", "speed"):
-        return None
-    P = phrases(lang)
-    return parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)
 
 
 _REQUEST_WORDS = {
@@ -79,18 +71,17 @@ def request_with_evidence(
     names += [
         n for n in citable(field, contracts, evidence, audio=False, context=False) if n in evidence and n not in names
     ]
-    shown = evidence_json({n: evidence[n] for n in names[:limit]})
+    quoted = evidence_json({n: evidence[n] for n in names[:limit]})
     text = verdict.request
     rejected, suggest = _REQUEST_WORDS["zh" if lang == "zh" else "en"]
     if previous:
         text = rejected.format(v=json.dumps(previous, ensure_ascii=False)) + text
-    sug = verdict.suggested
-    fit = allowed_suggestion(sug.render(lang) if isinstance(sug, Emotion) else sug, choices)
+    fit = allowed_suggestion(None if verdict.suggested is None else shown(verdict.suggested, lang), choices)
     if fit:
         text += suggest.format(s=json.dumps(fit, ensure_ascii=False))
-    if not shown:
+    if not quoted:
         return text
-    facts = "; ".join(f"{k} = {v}" for k, v in shown.items())
+    facts = "; ".join(f"{k} = {v}" for k, v in quoted.items())
     return f"{text} Evidence: {facts}."
 
 
@@ -146,13 +137,10 @@ class RoutedBackend:
                 if bounded:
                     out[f] = bounded
                 continue
-            choices = self._choices(f, lang)
-            want = level_of(f, task.suggested.get(f), lang)
-            if choices is None or want is None:
-                continue
-            ok = [c for c in choices if (lv := level_of(f, c, lang)) is not None and not levels_disagree(want, lv)]
-            if ok:
-                out[f] = ok
+            want, P = task.suggested.get(f), phrases(lang)
+            if f in ("pitch", "speed") and isinstance(want, Level):
+                table = P.PITCH_LEVEL if f == "pitch" else P.SPEED_LEVEL
+                out[f] = [table[k] for k in sorted(table) if not levels_disagree(want.step, k)]
         return out
 
     def _emotion_choices(self, task: LabelTask, lang: str) -> list[str]:
