@@ -123,8 +123,10 @@ class Gender(StrEnum):
         return Gender.FEMALE if self is Gender.MALE else Gender.MALE
 
 
-# Closed vocabularies, index-aligned between languages.
+# Closed vocabularies, index-aligned between languages: the one home of the gender and age words
+# (labels, captions' "male voice", prompts' lists and SA-Eval's alias parsing all read these).
 GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
+GENDER_VOICE: dict[str, tuple[str, ...]] = {"zh": ("男性声音", "女性声音"), "en": ("male voice", "female voice")}
 AGE_VALUES: dict[str, tuple[str, ...]] = {
     "zh": ("儿童", "少年", "青年", "中年", "老年"),
     "en": ("child", "teenager", "young adult", "middle-aged", "elderly"),
@@ -194,21 +196,13 @@ def shown(value: Value, lang: str) -> str:
 
 # Aliases for the closed fields; keys are canonical English ids.
 _GENDER_ALIASES: dict[str, tuple[str, ...]] = {
-    "male": ("male", "m", "man", "men", "boy", "男", "男声", "男性", "男生", "男人", "男性声音", "男聲"),
-    "female": (
-        "female",
-        "f",
-        "woman",
-        "women",
-        "girl",
-        "女",
-        "女声",
-        "女性",
-        "女生",
-        "女人",
-        "女性声音",
-        "女聲",
-    ),
+    g: (*(GENDER_VALUES[lang][i] for lang in ("en", "zh")), *(GENDER_VOICE[lang][i] for lang in ("en", "zh")), *more)
+    for i, (g, more) in enumerate(
+        (
+            ("male", ("m", "man", "men", "boy", "男", "男性", "男生", "男人", "男聲")),
+            ("female", ("f", "woman", "women", "girl", "女", "女性", "女生", "女人", "女聲")),
+        )
+    )
 }
 _AGE_ALIASES: dict[str, tuple[str, ...]] = {
     "child": ("child", "kid", "children", "儿童", "小孩", "孩子", "幼儿", "童声", "兒童"),
@@ -304,6 +298,12 @@ def genders_named(text: str) -> set[Gender]:
         if words & latin or any(a in (text or "") for a in aliases if not a.isascii()):
             named.add(Gender(canon))
     return named
+
+
+def gender_voice(canon: str | None, lang: str) -> str | None:
+    """The caption's words for a canonical gender ("male voice" / "男性声音"); None for none."""
+    en = GENDER_VALUES["en"]
+    return GENDER_VOICE[lang][en.index(canon)] if canon in en else None
 
 
 def closed_value(field: str, canon: str, lang: str) -> str:
