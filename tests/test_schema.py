@@ -80,3 +80,15 @@ def test_a_contract_admits_names_prefixes_and_scoped_aggregates():
     assert c.admits("pitch.median_hz") and c.admits("gender.p_male") and not c.admits("gender.label")
     assert not c.admits("pitchiness") and c.admits("speaker.pitch.median_hz")
     assert not c.admits("recording.pitch.median_hz")  # the recording scope is not in this contract
+
+
+def test_typed_values_render_once_and_come_back_from_json():
+    from speechannotator.schema import Emotion, Level, shown, typed_value
+
+    assert Emotion("紧张", 3).render("zh") == "紧张（较强）" and Emotion("tense", 3).render("en") == "tense (strong)"
+    # external text (an LLM answer, a person's edit): either language's scale, else moderate
+    assert Emotion.parse("tense  (较强)") == Emotion("tense", 3) and Emotion.parse("calm") == Emotion("calm", 2)
+    assert Emotion(" x", 9).render("en") == " x (very strong)"  # a step off the scale is clamped
+    assert typed_value({"label": "calm", "intensity": 1}) == Emotion("calm", 1)
+    assert typed_value({"step": -1, "text": "low pitch, flat"}) == Level(-1, "low pitch, flat")
+    assert shown(Level(-1, "low pitch"), "en") == "low pitch" and shown("无", "zh") == "无"

@@ -48,14 +48,14 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .schema import canonical_closed
+
 # Pellegrino et al. (2011) read-speech syllable rates, syllables/s (Mandarin: characters/s).
 # Measurements, not tunable: the tunable part is ``pause_factor`` and the class edges.
 READ_SYLLABLE_RATE = {"en": 6.19, "de": 5.97, "zh": 5.18, "fr": 7.18, "it": 6.99, "es": 7.82, "ja": 7.84}
 
 LABELS = {-2: "very low", -1: "low", 0: "normal", 1: "high", 2: "very high"}
 RATE_LABELS = {-2: "very slow", -1: "slow", 0: "normal", 1: "fast", 2: "very fast"}
-
-_GENDER_ALIASES = {"男声": "male", "女声": "female", "m": "male", "f": "female"}
 
 
 def _param(default: float, low: float, high: float, why: str) -> float:
@@ -114,8 +114,7 @@ class Calibration(BaseModel):
     # -- classes -----------------------------------------------------------------------------------
 
     def pitch_center(self, gender: str | None) -> float:
-        g = (gender or "").lower()
-        g = _GENDER_ALIASES.get(g, g)
+        g = (canonical_closed("gender", gender) if gender else None) or ""  # the schema's one gender table
         return {"male": self.pitch_center_male_hz, "female": self.pitch_center_female_hz}.get(
             g, self.pitch_center_unknown_hz
         )

@@ -12,6 +12,8 @@ from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import Any
 
+from .schema import Value, typed_value
+
 RECORDING_KEY = "recording"
 
 
@@ -142,7 +144,7 @@ class Prediction:
 
     key: str
     field: str
-    value: str | None
+    value: Value | None
     confidence: float
     evidence: list[str]
     round: int = 0
@@ -153,6 +155,7 @@ class Prediction:
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # read back from the state as a plain string
+        self.value = typed_value(self.value)  # a typed value comes back from the state as JSON
 
 
 @dataclass
@@ -167,7 +170,10 @@ class Verdict:
     request: str = ""  # the field-specific revision request when not accepted
     # The value the reviewer read from the evidence (in the form of Prediction.value), or None:
     # a relabel takes it as it is, never parsed back out of the request's words.
-    suggested: str | None = None
+    suggested: Value | None = None
+
+    def __post_init__(self) -> None:
+        self.suggested = typed_value(self.suggested)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Literal
 
@@ -122,8 +123,10 @@ class Gender(StrEnum):
         return Gender.FEMALE if self is Gender.MALE else Gender.MALE
 
 
-# Closed vocabularies, index-aligned between languages.
+# Closed vocabularies, index-aligned between languages: the one home of the gender and age words
+# (labels, captions' "male voice", prompts' lists and SA-Eval's alias parsing all read these).
 GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
+GENDER_VOICE: dict[str, tuple[str, ...]] = {"zh": ("男性声音", "女性声音"), "en": ("male voice", "female voice")}
 AGE_VALUES: dict[str, tuple[str, ...]] = {
     "zh": ("儿童", "少年", "青年", "中年", "老年"),
     "en": ("child", "teenager", "young adult", "middle-aged", "elderly"),
@@ -134,23 +137,72 @@ EMOTION_INTENSITY: dict[str, tuple[str, ...]] = {
 }
 NONE_VALUE: dict[str, str] = {"zh": "无", "en": "none"}
 
+_EMO_FORM = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
+
+
+@dataclass(frozen=True)
+class Emotion:
+    """An emotion: its label (label-language words) and its step on EMOTION_INTENSITY (0..4).
+    Carried typed from the labeler through review; rendered once, when the record is written."""
+
+    label: str
+    intensity: int = 2  # moderate: what a label without a readable intensity means
+
+    def render(self, lang: str) -> str:
+        scale = EMOTION_INTENSITY["zh" if lang == "zh" else "en"]
+        step = scale[max(0, min(len(scale) - 1, self.intensity))]
+        return f"{self.label}（{step}）" if lang == "zh" else f"{self.label} ({step})"
+
+    @classmethod
+    def parse(cls, text: str) -> Emotion:
+        """External text only (an LLM's answer, a person's edit): 'label（强度）' / 'label (intensity)'
+        with the intensity in either language."""
+        text = re.sub(r"\s+", " ", text).strip()
+        m = _EMO_FORM.match(text)
+        label, step = (m.group(1).strip(), m.group(2).strip()) if m else (text, "")
+        for scale in EMOTION_INTENSITY.values():
+            if step in scale:
+                return cls(label, scale.index(step))
+        return cls(label)
+
+
+@dataclass(frozen=True)
+class Level:
+    """A described level (pitch, speed): its step on the five-level scale (-2..2) and the
+    label-language description, which starts with that step's phrase. The review reads the step,
+    the record the description."""
+
+    step: int
+    text: str
+
+    def render(self, lang: str) -> str:
+        return self.text
+
+
+Value = str | Emotion | Level  # a prediction's value: text, or a typed value rendered when written
+
+
+def typed_value(value: Value | dict[str, object] | None) -> Value | None:
+    """A typed value read back from the state (a JSON object) as its type; others as they are."""
+    if isinstance(value, dict):
+        return Emotion(**value) if "label" in value else Level(**value)  # type: ignore[arg-type]
+    return value
+
+
+def shown(value: Value, lang: str) -> str:
+    """A prediction value as label-language text (a typed value rendered)."""
+    return value if isinstance(value, str) else value.render(lang)
+
+
 # Aliases for the closed fields; keys are canonical English ids.
 _GENDER_ALIASES: dict[str, tuple[str, ...]] = {
-    "male": ("male", "m", "man", "men", "boy", "男", "男声", "男性", "男生", "男人", "男性声音", "男聲"),
-    "female": (
-        "female",
-        "f",
-        "woman",
-        "women",
-        "girl",
-        "女",
-        "女声",
-        "女性",
-        "女生",
-        "女人",
-        "女性声音",
-        "女聲",
-    ),
+    g: (*(GENDER_VALUES[lang][i] for lang in ("en", "zh")), *(GENDER_VOICE[lang][i] for lang in ("en", "zh")), *more)
+    for i, (g, more) in enumerate(
+        (
+            ("male", ("m", "man", "men", "boy", "男", "男性", "男生", "男人", "男聲")),
+            ("female", ("f", "woman", "women", "girl", "女", "女性", "女生", "女人", "女聲")),
+        )
+    )
 }
 _AGE_ALIASES: dict[str, tuple[str, ...]] = {
     "child": ("child", "kid", "children", "儿童", "小孩", "孩子", "幼儿", "童声", "兒童"),
@@ -246,6 +298,12 @@ def genders_named(text: str) -> set[Gender]:
         if words & latin or any(a in (text or "") for a in aliases if not a.isascii()):
             named.add(Gender(canon))
     return named
+
+
+def gender_voice(canon: str | None, lang: str) -> str | None:
+    """The caption's words for a canonical gender ("male voice" / "男性声音"); None for none."""
+    en = GENDER_VALUES["en"]
+    return GENDER_VOICE[lang][en.index(canon)] if canon in en else None
 
 
 def closed_value(field: str, canon: str, lang: str) -> str:

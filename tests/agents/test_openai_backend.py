@@ -23,7 +23,7 @@ from speechannotator.agents.openai.json_schemas import closed_choices
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Contract, Evidence, Prediction, Segment
-from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS
+from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS, shown
 from speechannotator.servers.httpkit import AUDIO_NOTE, RecordingProxy
 
 FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_compose_chars=40, retry_backoff_s=0.01)
@@ -156,7 +156,7 @@ def test_label_all_fields_schema_constrained(proxy, lang):
         elif f in CLOSED_FIELDS:
             assert p.value in closed_choices(f, lang)[:-1]
         elif f in choices:  # a typed value: one of the rules' phrases, never free text
-            assert p.value in choices[f], (f, p.value)
+            assert shown(p.value, lang) in choices[f], (f, p.value)
         else:
             assert isinstance(p.value, str) and 0 < len(p.value) <= FAST.max_value_chars
 

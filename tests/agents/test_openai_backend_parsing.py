@@ -198,3 +198,14 @@ def test_field_choices_make_pitch_and_speed_an_enum_of_the_rules_level_phrases()
     # The level list replaces the example sentence the 0.5B copied; gender keeps its choices.
     assert "one of: low pitch, moderately low pitch" in user and "falls at the end" not in user
     assert "one of: male, female, none" in user
+
+
+def test_answers_become_typed_values_once():
+    from speechannotator.agents.levels import typed_answer
+    from speechannotator.agents.phrases import en
+    from speechannotator.schema import Emotion, Level
+
+    assert typed_answer("emotion", "happy (strong)", en) == Emotion("happy", 3)
+    assert typed_answer("pitch", "moderately low pitch", en) == Level(-1, "moderately low pitch")
+    assert typed_answer("speed", "0.656 z", en) == "0.656 z"  # no level named: the review asks again
+    assert typed_answer("emotion", "none", en) == "none" and typed_answer("accent", "Scottish", en) == "Scottish"

@@ -4,11 +4,11 @@ from agents_helpers import REC, config, ev, make_store, male, seg, stage
 
 from speechannotator import agents
 from speechannotator.agents.labeling import build_task
-from speechannotator.agents.levels import parse_level
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.records import Evidence
+from speechannotator.schema import Emotion
 
 
 def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
@@ -31,7 +31,8 @@ def test_high_pitch_female_and_low_pitch_male(tmp_path):
     evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=80.0, pitch__std_semitones=1.0)
     _, p = _label(tmp_path, segs, evs)
     assert p[("seg_00000", "gender")].value == "女声" and p[("seg_00001", "gender")].value == "男声"
-    high, low = p[("seg_00000", "pitch")].value, p[("seg_00001", "pitch")].value
+    high, low = p[("seg_00000", "pitch")].value.text, p[("seg_00001", "pitch")].value.text
+    assert p[("seg_00000", "pitch")].value.step == 2 and p[("seg_00001", "pitch")].value.step == -2
     assert pitch_class(300.0, "female") == 2 and high.startswith(phrases_zh.PITCH_LEVEL[2]) and "偏高" in high
     assert "句尾略有下降" in high and "语调平稳" in high
     assert "pitch.median_hz" in p[("seg_00000", "pitch")].evidence
@@ -44,10 +45,10 @@ def test_same_f0_reads_differently_per_gender(tmp_path):
     evs = ev("seg_00000", gender__p_male=0.05, pitch__median_hz=150.0)
     evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=150.0)
     _, p = _label(tmp_path, segs, evs)
-    as_female = parse_level(p[("seg_00000", "pitch")].value, phrases_zh.PITCH_PARSE)
-    as_male = parse_level(p[("seg_00001", "pitch")].value, phrases_zh.PITCH_PARSE)
-    # the parser reads direction (偏低 / 偏高), not the exact class
-    assert as_female < 0 < as_male and pitch_class(150.0, "female") < 0 < pitch_class(150.0, "male")
+    as_female, as_male = p[("seg_00000", "pitch")].value, p[("seg_00001", "pitch")].value
+    # typed: the step the description starts with, read by the review without parsing
+    assert as_female.step == pitch_class(150.0, "female") < 0 < as_male.step == pitch_class(150.0, "male")
+    assert as_female.text.startswith(phrases_zh.PITCH_LEVEL[as_female.step])
 
 
 def test_rate_bins_per_language(tmp_path):
@@ -61,9 +62,10 @@ def test_rate_bins_per_language(tmp_path):
     _, p = _label(tmp_path, segs, evs)
     for key, rate, lang in (("seg_00000", 6.5, "zh"), ("seg_00001", 6.5, "en"), ("seg_00002", 2.0, "zh")):
         c = rate_class(rate, lang)
-        assert p[(key, "speed")].value.startswith(phrases_zh.SPEED_LEVEL[c] + phrases_zh.SPEED_TAIL[c][:1])
+        assert p[(key, "speed")].value.step == c
+        assert p[(key, "speed")].value.text.startswith(phrases_zh.SPEED_LEVEL[c] + phrases_zh.SPEED_TAIL[c][:1])
     assert rate_class(6.5, "zh") >= 1 and rate_class(2.0, "zh") == -2
-    assert "语速较快" in p[("seg_00000", "speed")].value or "语速很快" in p[("seg_00000", "speed")].value
+    assert p[("seg_00000", "speed")].value.text[:4] in ("语速较快", "语速很快")
 
 
 def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
@@ -109,10 +111,10 @@ def test_emotion_from_arousal_and_valence_and_model(tmp_path):
     evs += ev("seg_00002", emotion__arousal=0.1, emotion__valence_text=0.0)
     evs += ev("seg_00003", emotion__model_label="happy", emotion__model_scores={"happy": 0.92, "neutral": 0.05})
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "emotion")].value.startswith("愤怒（")
-    assert p[("seg_00001", "emotion")].value.startswith("悲伤（")
-    assert p[("seg_00002", "emotion")].value == "平静（中等）"
-    assert p[("seg_00003", "emotion")].value == "愉快（较强）"
+    assert p[("seg_00000", "emotion")].value.label == "愤怒"  # typed: rendered only when written
+    assert p[("seg_00001", "emotion")].value.label == "悲伤"
+    assert p[("seg_00002", "emotion")].value == Emotion("平静", 2)
+    assert p[("seg_00003", "emotion")].value.render("zh") == "愉快（较强）"
 
 
 def test_english_labels_and_paralinguistics(tmp_path):
@@ -121,7 +123,7 @@ def test_english_labels_and_paralinguistics(tmp_path):
     _, p = _label(tmp_path, segs, evs, lang="en")
     assert p[("seg_00000", "gender")].value == "male" and p[("seg_00000", "background_sound")].value == "none"
     assert p[("seg_00000", "paralinguistic")].value == "laughter"
-    assert "rising at the end" in p[("seg_00000", "pitch")].value
+    assert "rising at the end" in p[("seg_00000", "pitch")].value.text
     assert p[("seg_00000", "tone")].value.endswith("questioning tone")
     assert p[("seg_00000", "accent")].value == "standard American English"
 
@@ -130,7 +132,7 @@ def test_no_priors_uses_transcript_only(tmp_path):
     segs = [seg(0, 0, 1.0, "A", "我们马上出发去机场吧。")]  # 10 chars in ~1 s: very fast
     _, p = _label(tmp_path, segs, male("seg_00000", rate__units_per_s=3.0), priors=False)
     assert all(not x.evidence for x in p.values())  # nothing admitted, nothing cited
-    assert p[("seg_00000", "speed")].value.startswith("语速很快")  # from transcript timing, not the 3.0 prior
+    assert p[("seg_00000", "speed")].value.text.startswith("语速很快")  # from transcript timing, not the 3.0 prior
     assert p[("seg_00000", "gender")].value == "无" and p[("seg_00000", "gender")].status == "abstain"
 
 

@@ -11,7 +11,7 @@ from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, s
 from speechannotator import agents  # noqa: E402
 from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.atomic import TEMP_PREFIX  # noqa: E402
-from speechannotator.output.finalize import canonical_emotion, finalize, regularize, tag_transcript  # noqa: E402
+from speechannotator.output.finalize import canonical_value, finalize, regularize, tag_transcript  # noqa: E402
 from speechannotator.records import Prediction, Word  # noqa: E402
 from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402
 
@@ -87,10 +87,10 @@ def test_pause_and_laughter_tags():
 
 
 def test_emotion_and_empty_values_are_canonical():
-    assert canonical_emotion("紧张(较强)", "zh") == "紧张（较强）"
-    assert canonical_emotion("紧张", "zh") == "紧张（中等）"
-    assert canonical_emotion("tense (strong)", "zh") == "tense（较强）"
-    assert canonical_emotion("calm（较弱）", "en") == "calm (weak)"
+    assert canonical_value("emotion", "紧张(较强)", "zh") == "紧张（较强）"
+    assert canonical_value("emotion", "紧张", "zh") == "紧张（中等）"
+    assert canonical_value("emotion", "tense (strong)", "zh") == "tense（较强）"
+    assert canonical_value("emotion", "calm（较弱）", "en") == "calm (weak)"
 
 
 def test_role_name_english_and_laughter(tmp_path):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..records import Contract, Evidence, Prediction, Segment, Verdict
+from ..schema import Value
 
 
 @dataclass
@@ -27,7 +28,7 @@ class LabelTask:
     context: dict[str, Any]
     label_language: str  # "zh" or "en"
     revision_requests: dict[str, str] = field(default_factory=dict)
-    suggested: dict[str, str] = field(default_factory=dict)  # {field: the reviewer's Verdict.suggested}
+    suggested: dict[str, Value] = field(default_factory=dict)  # {field: the reviewer's Verdict.suggested}
     round: int = 0
     audio_wav: bytes | None = None  # 16 kHz mono WAV bytes of the segment, for audio models
     # {field: the values a relabel may answer} where a reviewer's verdict narrowed them

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..schema import Gender, canonical_closed, closed_value, genders_named, is_empty_marker
+from ..schema import Gender, canonical_closed, closed_value, gender_voice, genders_named, is_empty_marker
 from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
@@ -110,10 +110,8 @@ def _who(values: dict[str, str], lang: str) -> str:
     a = canonical_closed("age", values.get("age"))
     age = closed_value("age", a, lang) if a and a != "none" else ""
     if lang == "zh":
-        return age + {"male": "男性声音", "female": "女性声音"}.get(g or "", "说话人声音")
-    words = f"{_AGE_EN.get(a or '', age)} " * bool(age) + {"male": "male voice", "female": "female voice"}.get(
-        g or "", "voice"
-    )
+        return age + (gender_voice(g, lang) or "说话人声音")
+    words = f"{_AGE_EN.get(a or '', age)} " * bool(age) + (gender_voice(g, lang) or "voice")
     return ("an " if words[0] in "aeiou" else "a ") + words
 
 

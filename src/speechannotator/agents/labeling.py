@@ -14,6 +14,7 @@ import numpy as np
 
 from ..audio import Audio
 from ..records import Contract, Evidence, Prediction, Segment, Status
+from ..schema import Value
 from ..stages import StageContext, StageName
 from .backend import Backend, LabelTask
 from .context import ContextIndex, admitted_evidence, task_context
@@ -45,7 +46,7 @@ def build_task(
     audio_wav: bytes | None = None,
     requests: dict[str, str] | None = None,
     round: int = 0,
-    suggested: dict[str, str] | None = None,
+    suggested: dict[str, Value] | None = None,
     index: ContextIndex | None = None,
 ) -> LabelTask:
     mine = {f: contracts[(seg.key, f)] for f in fields if (seg.key, f) in contracts}

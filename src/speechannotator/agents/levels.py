@@ -3,6 +3,8 @@ is read and when the evidence contradicts it."""
 
 from __future__ import annotations
 
+from ..schema import Emotion, Level, Value, is_empty_marker
+
 
 def parse_level(text: str, table) -> int | None:
     """The level (-2..2) of the first phrase of `table` ((phrase, level) pairs) found in `text`."""
@@ -31,9 +33,12 @@ def levels_disagree(evidence: int, said: int) -> bool:
 INTENSITY_EXCESS_STEPS = 2
 
 
-def intensity_of(value: str, P) -> int | None:
-    """The intensity step (0..4) an emotion label names, the longest phrase first ("very strong")."""
-    for i in sorted(range(len(P.INTENSITY)), key=lambda i: -len(P.INTENSITY[i])):
-        if P.INTENSITY[i] in value:
-            return i
-    return None
+def typed_answer(field: str, text: str | None, P) -> Value | None:
+    """An LLM's answer text read, once, into the value our own labeler gives (the review and the
+    record read the type, never the words): an emotion, a level; other fields stay text."""
+    if not text or is_empty_marker(text):
+        return text
+    if field == "emotion":
+        return Emotion.parse(text)
+    step = parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)
+    return Level(step, text) if field in ("pitch", "speed") and step is not None else text

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..records import RECORDING_KEY, Contract, Evidence, Segment, speaker_key
-from ..schema import LABELED_FIELDS, LabelLanguage
+from ..schema import AGE_VALUES, GENDER_VALUES, LABELED_FIELDS, LabelLanguage
 from ..stages import StageContext, StageName
 from .context import HISTORY, NEIGHBOURS, SUMMARY, recording_summary, speaker_aggregates, speaker_histories
 
@@ -147,8 +147,8 @@ _OBJECTIVE = {
 }
 _FORMAT = {
     "zh": {
-        "gender": "男声 或 女声",
-        "age": "儿童/少年/青年/中年/老年 之一",
+        "gender": " 或 ".join(GENDER_VALUES["zh"]),
+        "age": "/".join(AGE_VALUES["zh"]) + " 之一",
         "emotion": "情绪（强度），强度为 极弱/较弱/中等/较强/极强",
         "paralinguistic": "事件名，无则为“无”",
         "environment": "简短场景短语，无证据时为“无”",
@@ -156,8 +156,8 @@ _FORMAT = {
         "accent": "如“标准普通话”",
     },
     "en": {
-        "gender": "male or female",
-        "age": "one of child/teenager/young adult/middle-aged/elderly",
+        "gender": " or ".join(GENDER_VALUES["en"]),
+        "age": "one of " + "/".join(AGE_VALUES["en"]),
         "emotion": "label (intensity), intensity in very weak/weak/moderate/strong/very strong",
         "paralinguistic": "event names, or 'none'",
         "environment": "a short scene phrase, or 'none' without evidence",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..config import Config, EndpointConfig
 from ..llm_client import AudioRejected, CallError, ChatClient, FormatRejected
-from ..schema import FIELDS, OUTPUT_KEYS, has_cjk
+from ..schema import AGE_VALUES, EMOTION_INTENSITY, FIELDS, GENDER_VALUES, OUTPUT_KEYS, has_cjk
 
 log = logging.getLogger(__name__)
 
@@ -43,17 +43,17 @@ FIELD_HINTS = {
 }
 _VOCAB = {
     "zh": {
-        "gender": "男声, 女声",
-        "age": "儿童, 少年, 青年, 中年, 老年",
+        "gender": ", ".join(GENDER_VALUES["zh"]),
+        "age": ", ".join(AGE_VALUES["zh"]),
         "accent": "标准普通话",
-        "intensity": "极弱, 较弱, 中等, 较强, 极强",
+        "intensity": ", ".join(EMOTION_INTENSITY["zh"]),
         "none": "无",
     },
     "en": {
-        "gender": "male, female",
-        "age": "child, teenager, young adult, middle-aged, elderly",
+        "gender": ", ".join(GENDER_VALUES["en"]),
+        "age": ", ".join(AGE_VALUES["en"]),
         "accent": "standard American English",
-        "intensity": "very weak, weak, moderate, strong, very strong",
+        "intensity": ", ".join(EMOTION_INTENSITY["en"]),
         "none": "none",
     },
 }

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..corrections import BOUNDARY_FIELDS, EDITABLE_FIELDS, SPEAKER_FIELD, TEXT_FIELDS
-from ..schema import NONE_VALUE, LabelLanguage, canonical_closed, closed_value, is_empty_marker
-from .finalize import canonical_emotion
+from ..schema import NONE_VALUE, Emotion, LabelLanguage, canonical_closed, closed_value, is_empty_marker
 
 MAX_TEXT = 2000  # characters; a transcript or label longer than this is a paste accident
 _SPEAKER_LABEL = re.compile(r"^[\w.-]{1,40}$")
@@ -102,5 +101,5 @@ def validate_edit(field: str, value: Any, row: dict[str, Any], ctx: EditContext)
             raise EditError(f"{text!r} is not a {field} value")
         return closed_value(field, canon, lang)
     if field == "emotion" and not is_empty_marker(text):
-        return canonical_emotion(text, lang)  # one home for the 'label (intensity)' form
+        return Emotion.parse(text).render(lang)  # a person's text, read at this boundary
     return NONE_VALUE[lang] if is_empty_marker(text) else text

@@ -20,11 +20,13 @@ from ..agents.self_names import speaker_self_names
 from ..calibration import DEFAULT
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (
-    EMOTION_INTENSITY,
     LABELED_FIELDS,
     NONE_VALUE,
     OUTPUT_KEYS,
+    Emotion,
+    Level,
     SegmentRecord,
+    Value,
     canonical_closed,
     closed_value,
     is_empty_marker,
@@ -39,15 +41,14 @@ SPEAKER_FIELDS = ("gender", "age", "accent")
 STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
 OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
 _PUNCT = set("，。！？、；：,.!?;:…—")
-_EMO = re.compile(r"^(.*?)\s*[（(]\s*(.*?)\s*[）)]\s*$")
 
 
 def _weight(seg: Segment, p: Prediction) -> float:
     return max(0.1, seg.duration) * max(0.05, p.confidence or 0.0)
 
 
-def _canon(field: str, value: str | None) -> str | None:
-    if value is None or not str(value).strip():
+def _canon(field: str, value: Value | None) -> str | None:
+    if not isinstance(value, str) or not value.strip():  # speaker traits are text
         return None
     if field in ("gender", "age"):
         c = canonical_closed(field, value)
@@ -86,26 +87,18 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
     return out
 
 
-def canonical_emotion(value: str, lang: str) -> str:
-    """'label（intensity）' (zh) / 'label (intensity)' (en) with an intensity from the scale."""
-    m = _EMO.match(value)
-    label, inten = (m.group(1).strip(), m.group(2).strip()) if m else (value.strip(), "")
-    other = "en" if lang == "zh" else "zh"
-    if inten in EMOTION_INTENSITY[other]:
-        inten = EMOTION_INTENSITY[lang][EMOTION_INTENSITY[other].index(inten)]
-    if inten not in EMOTION_INTENSITY[lang]:
-        inten = EMOTION_INTENSITY[lang][2]
-    return f"{label}（{inten}）" if lang == "zh" else f"{label} ({inten})"
-
-
-def canonical_value(field: str, value: str | None, lang: str) -> str:
+def canonical_value(field: str, value: Value | None, lang: str) -> str:
+    """The record's text of a reviewed value: typed values are rendered here, once."""
     none = NONE_VALUE[lang]
+    if isinstance(value, Emotion | Level):
+        return value.render(lang)
     if field in ("gender", "age"):
         return closed_value(field, value, lang) if value else none
     if value is None or is_empty_marker(value):
         return none
     value = re.sub(r"\s+", " ", str(value)).strip()
-    return canonical_emotion(value, lang) if field == "emotion" else value
+    # an emotion that is not typed came from outside (a person's or an old state's text)
+    return Emotion.parse(value).render(lang) if field == "emotion" else value
 
 
 def tag_transcript(

@@ -25,7 +25,7 @@ from ..corrections import (
     reviewed_items,
 )
 from ..output.explain import RecordingTrails, evidence_source, field_trail
-from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE
+from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE, shown
 from ..state import StateStore
 
 PEAK_BUCKETS = 1600  # waveform columns sent to the page: enough for a wide screen, a few kB
@@ -287,6 +287,7 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
     """One segment's panel: every field's trail (explain's data) and the segment's decisions."""
     _finished(recording_row(store, rec))
     data = RecordingTrails.load(store, rec)
+    lang = store.label_language(rec)  # a typed value (an emotion) shown as its record text
     index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
     if index is None:
         raise NotFound(f"no segment {key!r} in {rec!r}")
@@ -318,7 +319,7 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
             "rounds": [
                 {
                     "round": r.prediction.round,
-                    "value": r.prediction.value,
+                    "value": None if r.prediction.value is None else shown(r.prediction.value, lang),
                     "confidence": r.prediction.confidence,
                     "status": r.prediction.status,
                     "backend": r.prediction.backend,

@@ -26,6 +26,7 @@ from ...records import Contract, Evidence, Prediction, Status
 from ...schema import LABELED_FIELDS
 from ..backend import ComposeTask, LabelTask
 from ..compose import compose_task, contradiction
+from ..levels import typed_answer
 from ..phrases import phrases
 from . import prompts
 from .json_schemas import (
@@ -84,7 +85,7 @@ def field_choices(fields: list[str], lang: str) -> dict[str, list[str]]:
     table: dict[str, list[str]] = {
         "pitch": [P.PITCH_LEVEL[k] for k in sorted(P.PITCH_LEVEL)],
         "speed": [P.SPEED_LEVEL[k] for k in sorted(P.SPEED_LEVEL)],
-        "emotion": [P.emotion(e, i) for e in P.EMOTIONS for i in range(len(P.INTENSITY))],
+        "emotion": [P.emotion(e, i).render(lang) for e in P.EMOTIONS for i in range(len(P.INTENSITY))],
         "tone": [P.tone(q, a) for q in P.TONE_QUALITY for a in P.TONE_ACT],
         "texture": list(P.TEXTURE.values()),
         "paralinguistic": [P.NONE, *P.PARA.values()],
@@ -306,9 +307,8 @@ class OpenAIBackend:
                 g, why = good[f], f"{self.labeler.model} from {inputs}"
                 status = Status.ABSTAIN if g.abstain else Status.OK
                 key, rnd = task.segment.key, task.round
-                out[f] = Prediction(
-                    key, f, g.value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why
-                )
+                value = typed_answer(f, g.value, phrases(lang))  # the one place an answer's text is read
+                out[f] = Prediction(key, f, value, round(g.confidence, 4), g.evidence, rnd, self.name, status, "", why)
             else:
                 out[f] = self._failed(task, f, failed.get(f, "no answer"))
         n_failed = sum(1 for p in out.values() if p.status == "failed")

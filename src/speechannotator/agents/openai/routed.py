@@ -14,8 +14,9 @@ import json
 from dataclasses import replace
 
 from ...records import Evidence, Prediction, Verdict
+from ...schema import Emotion, Level, shown
 from ..backend import Backend, ComposeTask, LabelTask, ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import phrases
 from .backend import OpenAIBackend, citable, field_choices
 from .prompts import evidence_json
@@ -34,14 +35,6 @@ def _fields_evidence(
         else:
             names.update(citable(f, contracts, evidence, audio=False, context=False))
     return {n: e for n, e in evidence.items() if n in names}
-
-
-def level_of(field: str, text: str | None, lang: str) -> int | None:
-    """The level a pitch or speed text names, read as the review checks read it."""
-    if not text or field not in ("pitch", "speed"):
-        return None
-    P = phrases(lang)
-    return parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)
 
 
 _REQUEST_WORDS = {
@@ -78,18 +71,17 @@ def request_with_evidence(
     names += [
         n for n in citable(field, contracts, evidence, audio=False, context=False) if n in evidence and n not in names
     ]
-    shown = evidence_json({n: evidence[n] for n in names[:limit]})
+    quoted = evidence_json({n: evidence[n] for n in names[:limit]})
     text = verdict.request
     rejected, suggest = _REQUEST_WORDS["zh" if lang == "zh" else "en"]
     if previous:
         text = rejected.format(v=json.dumps(previous, ensure_ascii=False)) + text
-    suggested = verdict.suggested
-    fit = allowed_suggestion(suggested, choices)
+    fit = allowed_suggestion(None if verdict.suggested is None else shown(verdict.suggested, lang), choices)
     if fit:
         text += suggest.format(s=json.dumps(fit, ensure_ascii=False))
-    if not shown:
+    if not quoted:
         return text
-    facts = "; ".join(f"{k} = {v}" for k, v in shown.items())
+    facts = "; ".join(f"{k} = {v}" for k, v in quoted.items())
     return f"{text} Evidence: {facts}."
 
 
@@ -145,25 +137,21 @@ class RoutedBackend:
                 if bounded:
                     out[f] = bounded
                 continue
-            choices = self._choices(f, lang)
-            want = level_of(f, task.suggested.get(f), lang)
-            if choices is None or want is None:
-                continue
-            ok = [c for c in choices if (lv := level_of(f, c, lang)) is not None and not levels_disagree(want, lv)]
-            if ok:
-                out[f] = ok
+            want, P = task.suggested.get(f), phrases(lang)
+            if f in ("pitch", "speed") and isinstance(want, Level):
+                table = P.PITCH_LEVEL if f == "pitch" else P.SPEED_LEVEL
+                out[f] = [table[k] for k in sorted(table) if not levels_disagree(want.step, k)]
         return out
 
     def _emotion_choices(self, task: LabelTask, lang: str) -> list[str]:
         """For an emotion relabel: the "label (intensity)" pairs no more intense than the review's
         rule allows over the suggestion. Measured: told the suggestion in words, the 0.5B answered
         the rejected "happy (very strong)" again on 5 of 8 turns."""
-        choices = self._choices("emotion", lang)
-        P = phrases(lang)
-        want = intensity_of(task.suggested.get("emotion", ""), P)
-        if choices is None or want is None:
+        want, P = task.suggested.get("emotion"), phrases(lang)
+        if self._choices("emotion", lang) is None or not isinstance(want, Emotion):
             return []
-        return [c for c in choices if (i := intensity_of(c, P)) is not None and i - want < INTENSITY_EXCESS_STEPS]
+        steps = range(min(len(P.INTENSITY), want.intensity + INTENSITY_EXCESS_STEPS))
+        return [P.emotion(e, i).render(lang) for e in P.EMOTIONS for i in steps]
 
     def review(self, task: ReviewTask) -> dict[str, Verdict]:
         verdicts = dict(self.rules.review(task))
@@ -177,7 +165,7 @@ class RoutedBackend:
                     f,
                     task.contracts,
                     task.evidence,
-                    previous=None if pred is None or pred.value is None else str(pred.value),
+                    previous=None if pred is None or pred.value is None else shown(pred.value, lang),
                     choices=choices,
                     lang=lang,
                 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...schema import EMOTION_INTENSITY
+from ...schema import EMOTION_INTENSITY, Emotion
 
 LANG = "en"
 NONE = "none"
@@ -83,8 +83,8 @@ EMOTION_PARSE = (
 INTENSITY = EMOTION_INTENSITY["en"]  # the one home of the scale: schema
 
 
-def emotion(label_id: str, intensity: int) -> str:
-    return f"{EMOTIONS[label_id]} ({INTENSITY[max(0, min(4, intensity))]})"
+def emotion(label_id: str, intensity: int) -> Emotion:
+    return Emotion(EMOTIONS[label_id], max(0, min(4, intensity)))
 
 
 PARA = {

@@ -7,7 +7,7 @@ en.py has the same names.
 
 from __future__ import annotations
 
-from ...schema import EMOTION_INTENSITY
+from ...schema import EMOTION_INTENSITY, Emotion
 
 LANG = "zh"
 NONE = "无"
@@ -72,8 +72,8 @@ EMOTION_PARSE = (
 INTENSITY = EMOTION_INTENSITY["zh"]  # the one home of the scale: schema
 
 
-def emotion(label_id: str, intensity: int) -> str:
-    return f"{EMOTIONS[label_id]}（{INTENSITY[max(0, min(4, intensity))]}）"
+def emotion(label_id: str, intensity: int) -> Emotion:
+    return Emotion(EMOTIONS[label_id], max(0, min(4, intensity)))
 
 
 PARA = {"laughter": "笑声", "breath": "呼吸声", "sigh": "叹气", "pause": "句间有停顿", "long_pause": "明显停顿"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Segment, Status
-from ...schema import canonical_closed, closed_value, is_empty_marker
+from ...schema import Value, canonical_closed, closed_value, is_empty_marker
 from ..backend import LabelTask
 from ..phrases import phrases
 from ..transcript import internal_gaps
@@ -314,7 +314,9 @@ _RULES = {
 }
 
 
-def _valid_suggestion(field: str, text: str, lang: str) -> str | None:
+def _valid_suggestion(field: str, text: Value, lang: str) -> Value | None:
+    if not isinstance(text, str):  # a typed value: the reviewer's own reading
+        return text
     if field in ("gender", "age"):
         canon = canonical_closed(field, text)
         return None if canon is None else closed_value(field, canon, lang)

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 from ...calibration import semitones
 from ...records import Segment
+from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
 from .evidence import FieldView, resolve_gender
 
 
 @dataclass
 class Outcome:
-    value: str
+    value: Value
     confidence: float
     status: str = "ok"
     rationale: str = ""
@@ -49,7 +50,7 @@ def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
 def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
     level, note = pitch_level(v, gender)
     if level is None:
-        return Outcome(P.PITCH_LEVEL[0], 0.2, "abstain", "no pitch evidence: cautious medium")
+        return Outcome(Level(0, P.PITCH_LEVEL[0]), 0.2, "abstain", "no pitch evidence: cautious medium")
     std = v.num("pitch.std_semitones")
     lo, hi = v.cal.pitch_std_flat_st, v.cal.pitch_std_lively_st
     var = None if std is None else ("flat" if std < lo else "lively" if std >= hi else "some")
@@ -72,18 +73,16 @@ def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Out
     conf = 0.8 * max(0.3, v.reliability("pitch.median_hz") or v.reliability("pitch.mean_hz"))
     if (v.num("pitch.voiced_ratio") or 1.0) < 0.2:
         conf *= 0.6  # mostly unvoiced: the F0 statistics rest on few frames
-    return Outcome(P.join(parts), round(conf, 2), "ok", note)
+    return Outcome(Level(level, P.join(parts)), round(conf, 2), "ok", note)
 
 
 def label_speed(v: FieldView, seg: Segment, P) -> Outcome:
     level, conf, note = rate_level(v, seg)
     if level is None:
-        return Outcome(P.SPEED_LEVEL[0], 0.2, "abstain", note)
-    text = P.SPEED_LEVEL[level] + P.SPEED_TAIL[level]
+        return Outcome(Level(0, P.SPEED_LEVEL[0]), 0.2, "abstain", note)
     pr = v.num("pause.ratio")
-    if pr is not None and pr >= 0.3 and level <= 0:
-        text = P.SPEED_LEVEL[level] + P.SPEED_PAUSE
-    return Outcome(text, conf, "ok", note)
+    tail = P.SPEED_PAUSE if pr is not None and pr >= 0.3 and level <= 0 else P.SPEED_TAIL[level]
+    return Outcome(Level(level, P.SPEED_LEVEL[level] + tail), conf, "ok", note)
 
 
 def pause_state(v: FieldView, seg: Segment) -> str:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
-from ...schema import Field, canonical_closed, closed_value, is_empty_marker
+from ...schema import Emotion, Field, Level, Value, canonical_closed, closed_value, is_empty_marker, shown
 from ..backend import ReviewTask
-from ..levels import INTENSITY_EXCESS_STEPS, intensity_of, levels_disagree, parse_level
+from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
@@ -120,7 +120,7 @@ class _Reviewer:
     def view(self, field: str) -> FieldView:
         return FieldView(field, self.task.contracts.get(field), self.task.evidence, self.task.context, self.cal)
 
-    def reject(self, field: str, reason: str, sug: str | None) -> Verdict:
+    def reject(self, field: str, reason: str, sug: Value | None) -> Verdict:
         return Verdict(
             self.task.segment.key, field, self.task.round, False, reason=reason, request=reason, suggested=sug
         )
@@ -221,24 +221,24 @@ class _Reviewer:
     def _emotion(self, p: Prediction) -> Verdict:
         v = self.view("emotion")
         a = v.num("emotion.arousal")
-        lid = parse_emotion(str(p.value), self.lang)
-        if lid is None and not _has_words(str(p.value)):  # e.g. "0.656 z (moderate)" copied from evidence
+        said = p.value if isinstance(p.value, Emotion) else Emotion.parse(str(p.value))
+        lid = parse_emotion(said.label, self.lang)
+        if lid is None and not _has_words(said.label):  # e.g. "0.656 z (moderate)" copied from evidence
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
             return self.reject("emotion", self.M["no_emotion"], sug)
         if a is None or lid is None:
             return self.accept("emotion", "no prosodic evidence or unparsed label")
         if (lid in HIGH_AROUSAL and a <= -0.5) or (lid in LOW_AROUSAL and a >= 1.5):
             sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
-            return self.reject("emotion", self.M["emo_arousal"].format(v=p.value, a=a), sug)
+            return self.reject("emotion", self.M["emo_arousal"].format(v=said.render(self.lang), a=a), sug)
         sug = label_emotion(self.view("emotion"), self.task.segment, self.P, True).value
-        said, heard = intensity_of(str(p.value), self.P), intensity_of(str(sug), self.P)
-        if said is not None and heard is not None and said - heard >= INTENSITY_EXCESS_STEPS:
-            return self.reject("emotion", self.M["emo_intensity"].format(v=p.value, a=a), sug)
+        if isinstance(sug, Emotion) and said.intensity - sug.intensity >= INTENSITY_EXCESS_STEPS:
+            return self.reject("emotion", self.M["emo_intensity"].format(v=said.render(self.lang), a=a), sug)
         return self.accept("emotion", f"compatible with arousal {a:+.2f}")
 
     def _pitch(self, p: Prediction) -> Verdict:
         v = self.view("pitch")
-        said = parse_level(str(p.value), self.P.PITCH_PARSE)
+        said = p.value.step if isinstance(p.value, Level) else None
         ref = None  # related field: the F0 norm depends on the speaker's consistent gender
         if "speaker_history" in v.scope:
             maj, share, n = speaker_majority(self.task, "gender")
@@ -253,19 +253,23 @@ class _Reviewer:
             return self.reject("pitch", self.M["pitch"], sug)
         if level is not None and said is None:  # e.g. a number copied from the evidence
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
-            return self.reject("pitch", self.M["no_level"].format(what=self._word("pitch"), ex=sug), sug)
+            return self.reject(
+                "pitch", self.M["no_level"].format(what=self._word("pitch"), ex=shown(sug, self.lang)), sug
+            )
         return self.accept("pitch", "matches the F0 class" if level is not None else "no F0 evidence")
 
     def _speed(self, p: Prediction) -> Verdict:
         v = self.view("speed")
         level, conf, _ = rate_level(v, self.task.segment)
-        said = parse_level(str(p.value), self.P.SPEED_PARSE)
+        said = p.value.step if isinstance(p.value, Level) else None
         if level is not None and said is not None and conf >= 0.5 and levels_disagree(level, said):
             suggested = label_speed(self.view("speed"), self.task.segment, self.P).value
             return self.reject("speed", self.M["speed"], suggested)
         if level is not None and said is None and conf >= 0.5:
             suggested = label_speed(self.view("speed"), self.task.segment, self.P).value
-            return self.reject("speed", self.M["no_level"].format(what=self._word("speed"), ex=suggested), suggested)
+            return self.reject(
+                "speed", self.M["no_level"].format(what=self._word("speed"), ex=shown(suggested, self.lang)), suggested
+            )
         return self.accept("speed", "matches the rate class" if level is not None else "no rate evidence")
 
     def _paralinguistic(self, p: Prediction) -> Verdict:
