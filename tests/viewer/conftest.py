@@ -4,6 +4,7 @@ and the system's headless Chromium driven by Playwright."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -27,7 +28,16 @@ def annotated(tmp_path_factory):
     settings = work / "settings.toml"
     settings.write_text("[priors]\nenhance = false\n")  # speech enhancement is half the cost and the page needs none
     annotate_example(out, timeline, settings)
+    # Tests that edit through the shared server change this folder (a speaker correction, a
+    # rerun that applies it): tests about the annotation as the pipeline left it use this copy.
+    shutil.copytree(out, work / "pristine")
     return out, timeline, settings
+
+
+@pytest.fixture(scope="session")
+def pristine(annotated):
+    """The annotated folder as the pipeline wrote it, before any test's edits (copy it to change it)."""
+    return annotated[0].parent / "pristine"
 
 
 @pytest.fixture(scope="session")

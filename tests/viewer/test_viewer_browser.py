@@ -550,10 +550,11 @@ def test_token_is_required_and_only_named_files_are_served(annotated, view_serve
         assert not [d for d in store.decisions("dialogue") if d.key == "seg_00000"]
 
 
-def test_voices_listen_merge_and_split_on_the_page(annotated, page, tmp_path):
-    """Issue 27 item 4: the corpus voices on the page; a merge and a split are the reviewer's decisions."""
+def test_voices_listen_merge_and_split_on_the_page(pristine, page, tmp_path):
+    """Issue 27 item 4: the corpus voices on the page; a merge and a split are the reviewer's decisions.
+    On the unedited annotation: an earlier test gives a man's turn to the woman's speaker id."""
     out = tmp_path / "out"
-    shutil.copytree(annotated[0], out)
+    shutil.copytree(pristine, out)
     voices = [json.loads(x) for x in (out / "speakers.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(voices) == 2  # the dialogue's two speakers are two voices
     keep, absorb = voices[0]["id"], voices[1]["id"]
