@@ -19,7 +19,7 @@ import click
 from ..agents.context import admitted_evidence
 from ..corrections import ADDED_FIELD, EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, review_segments, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
-from ..schema import COMPOSED_FIELDS, FIELDS
+from ..schema import COMPOSED_FIELDS, FIELDS, Value, has_cjk, shown
 from ..stages import StageName
 from ..state import StateStore
 from ..terminal import echo
@@ -226,10 +226,18 @@ def _contract_lines(t: FieldTrail) -> list[str]:
     return lines
 
 
+def _value_text(value: Value | None) -> str:
+    """A prediction's value as the record would say it (a typed value rendered in its own language)."""
+    if value is None or isinstance(value, str):
+        return repr(value)
+    return repr(shown(value, "zh" if has_cjk(getattr(value, "label", "") or getattr(value, "text", "")) else "en"))
+
+
 def _round_lines(r: Round) -> list[str]:
     """One round's prediction and its verdict."""
     p, v = r.prediction, r.verdict
-    lines = [f"round {p.round}: {p.value!r} (confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'})"]
+    said = f"confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'}"
+    lines = [f"round {p.round}: {_value_text(p.value)} ({said})"]
     lines += [
         f"  {k}: {x}"
         for k, x in (("cites", ", ".join(p.evidence)), ("rationale", p.rationale), ("error", p.error))
