@@ -33,6 +33,25 @@ def test_telephone_channel_names_the_environment_and_thins_the_texture(tmp_path)
     assert p[("seg_00001", "environment")].value != "telephone line"
 
 
+def test_a_noise_source_yamnet_heard_names_the_background_and_the_environment(tmp_path):
+    segs = [seg(i, 3 * i, 3 * i + 3, "A", "We are almost there.", "en") for i in range(3)]
+    evs = male("seg_00000") + male("seg_00001") + male("seg_00002")
+    for i, source in enumerate(("traffic", "crowd")):
+        evs.append(Evidence(f"seg_{i:05d}", "scene.background", "noise", extractor="test", reliability=0.9))
+        evs.append(Evidence(f"seg_{i:05d}", "scene.sound_source", source, extractor="test", reliability=0.9))
+        evs.append(Evidence(f"seg_{i:05d}", "snr.db", 12.0, extractor="test", reliability=0.9))
+    evs.append(Evidence("seg_00002", "scene.background", "noise", extractor="test", reliability=0.9))
+    evs.append(Evidence("seg_00002", "snr.db", 12.0, extractor="test", reliability=0.9))
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00000", "background_sound")].value == "traffic noise"
+    assert p[("seg_00000", "environment")].value == "street or roadside"
+    assert p[("seg_00001", "background_sound")].value == "crowd noise"
+    assert p[("seg_00001", "environment")].value == "busy public place"
+    # Noise without a source YAMNet confirmed names none.
+    assert p[("seg_00002", "background_sound")].value not in ("traffic noise", "crowd noise")
+    assert p[("seg_00002", "environment")].value not in ("street or roadside", "busy public place")
+
+
 def test_accent_names_the_language_variety(tmp_path):
     segs = [seg(0, 0, 3, "A", "Bonjour à tous.", "fr", language_probability=0.9)]
     _, p = _label(tmp_path, segs, male("seg_00000"))

@@ -98,6 +98,7 @@ BACKGROUND = {
     "faint": "faint background noise", "music": "continuous background music", "singing": "background singing",
     "stationary": "steady background noise", "babble": "crowd chatter", "impulsive": "intermittent noises",
     "noise": "noticeable background noise", "music_noise": "background music and noise",
+    "traffic": "traffic noise", "crowd": "crowd noise",
 }
 BACKGROUND_PARSE = (
     ("music", "music"), ("sing", "singing"), ("chatter", "babble"), ("crowd", "babble"), ("noise", "noise"),
@@ -106,7 +107,7 @@ BACKGROUND_PARSE = (
 )
 ENVIRONMENT = {
     "reverberant": "reverberant indoor space", "crowd": "busy public place", "noisy": "noisy surroundings",
-    "studio": "quiet recording environment", "telephone": "telephone line",
+    "studio": "quiet recording environment", "telephone": "telephone line", "street": "street or roadside",
 }
 
 ACCENT = {

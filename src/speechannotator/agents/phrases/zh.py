@@ -83,6 +83,7 @@ PARA_PARSE = (("笑", "laughter"), ("叹气", "sigh"), ("呼吸", "breath"), ("�
 BACKGROUND = {
     "faint": "轻微的背景噪声", "music": "持续的背景音乐", "singing": "背景歌声", "stationary": "持续的背景噪声",
     "babble": "嘈杂的人声", "impulsive": "间歇的杂音", "noise": "明显的背景噪声", "music_noise": "背景音乐与噪声",
+    "traffic": "交通噪声", "crowd": "人群喧闹声",
 }
 BACKGROUND_PARSE = (
     ("音乐", "music"), ("歌", "singing"), ("人声", "babble"), ("噪", "noise"), ("杂音", "noise"), ("引擎", "noise"),
@@ -90,7 +91,7 @@ BACKGROUND_PARSE = (
 )
 ENVIRONMENT = {
     "reverberant": "混响明显的室内空间", "crowd": "人声嘈杂的公共场所", "noisy": "有持续噪声的环境",
-    "studio": "安静的录音环境", "telephone": "电话线路",
+    "studio": "安静的录音环境", "telephone": "电话线路", "street": "街道或路边",
 }
 
 ACCENT = {"zh": "标准普通话", "en": "标准英语", "yue": "粤语", "ja": "标准日语", "ko": "标准韩语", "other": "标准口音"}

@@ -220,7 +220,7 @@ def scene_facts(v: FieldView) -> dict:
         x = v.num(name)
         if x is not None:
             f[name] = x
-    for name in ("scene.background", "scene.noise_type"):
+    for name in ("scene.background", "scene.noise_type", "scene.sound_source"):
         said = v.text(name)
         if said is not None:
             f[name] = said.lower()
@@ -254,6 +254,8 @@ def background_kind(f: dict, cal: Calibration = DEFAULT) -> str | None:
     if music:
         return "music"
     if noisy:
+        if f.get("scene.sound_source") in ("traffic", "crowd"):  # YAMNet heard it (calibrated, priors/events.py)
+            return str(f["scene.sound_source"])
         if f.get("snr.db", 0) >= cal.snr_faint_db and f.get("scene.dnsmos_bak", 5) >= cal.dnsmos_bak_faint:
             return "faint"  # audible but far below the speech: do not name a source
         return ntype if ntype in ("stationary", "babble", "impulsive") else "noise"
@@ -288,6 +290,9 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     if f.get("scene.reverb", 0) >= v.cal.reverb_high and v.reliability("scene.reverb") >= v.cal.reverb_min_reliability:
         return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
     kind = background_kind(f, v.cal)
+    if kind in ("traffic", "crowd"):
+        conf = round(0.4 + 0.4 * v.reliability("scene.sound_source"), 2)
+        return Outcome(P.ENVIRONMENT["street" if kind == "traffic" else "crowd"], conf, "ok", f"YAMNet heard {kind}")
     if kind == "babble" and f.get("snr.db", 99) < v.cal.snr_noisy_db:
         return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
     if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
