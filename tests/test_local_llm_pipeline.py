@@ -18,7 +18,7 @@ from pathlib import Path
 import soundfile as sf
 
 from speechannotator.agents.phrases import phrases
-from speechannotator.schema import OUTPUT_KEYS, canonical_closed, validate_records
+from speechannotator.schema import OUTPUT_KEYS, canonical_closed, typed_value, validate_records
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "dialogue.flac"
@@ -74,7 +74,7 @@ def test_a_short_file_is_annotated_end_to_end_by_the_local_05b(tmp_path):
     assert llm_rows and all(r["backend"] == "local" for r in llm_rows if r["round"] == 0), llm_rows
     P = phrases("en")
     pairs = {P.emotion(e, i) for e in P.EMOTIONS for i in range(len(P.INTENSITY))}
-    assert all(r["value"] in pairs for r in llm_rows if r["status"] != "failed"), llm_rows
+    assert all(typed_value(r["value"]) in pairs for r in llm_rows if r["status"] != "failed"), llm_rows
     assert sum(r["status"] == "ok" for r in llm_rows) >= len(llm_rows) // 2, llm_rows
     assert all(r["backend"] == "rules" for r in rows if r["field"] in ("gender", "tone"))
     # The caption and the contextual inference are the rules' composer's.
