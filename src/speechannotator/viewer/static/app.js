@@ -736,7 +736,7 @@ function onTimelineDown(ev) {
     seg[edge] = was;
     view.drag = null;
     view.justDragged = true;
-    if (to !== was) save(seg, edge, String(to), was);
+    if (to !== was) save(seg, edge, String(to), was, false);
     else drawTimeline();
   };
   window.addEventListener('mousemove', move);
@@ -1071,7 +1071,7 @@ function valueKey(ev) {
   else if (/^[1-5]$/.test(ev.key)) [field, value] = ['age', v.age[Number(ev.key) - 1]];
   if (!field) return false;
   if (seg[field] === value) toast(`${field} is already ${value}`);
-  else save(seg, field, value, seg[field]);
+  else save(seg, field, value, seg[field], false); // focus stays off the boxes: the next key is a hotkey too
   return true;
 }
 
@@ -1170,7 +1170,7 @@ window.addEventListener('beforeunload', (ev) => {
   ev.returnValue = '';
 });
 
-async function save(seg, field, value, expect) {
+async function save(seg, field, value, expect, focus = true) {
   const k = draftKey(seg, field);
   try {
     const res = await fetch('/api/edit', {
@@ -1182,26 +1182,29 @@ async function save(seg, field, value, expect) {
     if (res.status === 409 && 'current' in data) {
       conflicts.set(k, { current: data.current, by: data.by });
       toast(`${field}: ${data.error}`, true);
-      await redraw(seg, field);
+      await redraw(seg, field, focus);
       return;
     }
     if (!res.ok) throw new Error(data.error || res.statusText);
     drafts.delete(k);
     conflicts.delete(k);
     keepDrafts();
+    // The toast confirms what the page shows: only once the recording is drawn again (a reviewer
+    // or a test acting on "saved" must not meet the page half redrawn).
+    await redraw(seg, field, focus);
     toast(`saved ${field}`);
-    await redraw(seg, field);
   } catch (e) {
     toast(`${field}: ${e.message}`, true);
   }
 }
 
 // The recording again from the server, the same segment selected and focus back in the field.
-async function redraw(seg, field) {
+async function redraw(seg, field, focus = true) {
   const q = new URLSearchParams(view.q);
   q.set('seg', seg.key);
-  view.focus = field;
+  view.focus = focus ? field : null;
   await showRecording(view.rec.rec, q);
+  await view.panelReady;
 }
 
 function editor(seg, field, value, kind, options) {
@@ -1487,7 +1490,14 @@ function addForm(rec) {
   );
 }
 
-async function showPanel(seg) {
+// The segment panel, drawn once its data arrives; view.panelReady settles when it is drawn (a save
+// confirms itself only then).
+function showPanel(seg) {
+  view.panelReady = drawPanel(seg);
+  return view.panelReady;
+}
+
+async function drawPanel(seg) {
   const panel = view.panel;
   const token = (showPanel.n = (showPanel.n || 0) + 1);
   let data;
