@@ -1,8 +1,7 @@
 """Whole pipeline vs bare faster-whisper on the CPU default: ratio, per-stage RTF, peak memory.
 
-    nice -n 10 .venv/bin/python -m benchmarks.pipeline_bench [--cases short,long] [--repeat 1]
+    nice -n 10 .venv/bin/python -m benchmarks.pipeline_bench [--cases short,long] [--before OLD/src]
     .venv/bin/python -m benchmarks.pipeline_bench --cases 2h --no-bare   # peak memory, 2 hours
-    .venv/bin/python -m benchmarks.pipeline_bench --cases short,long,silent --no-bare  # stage profile
 
 Cases (real voices, nothing downloaded; built once into benchmarks/data/speed/): ``short`` =
 eight recordings of 20-60 s (about 310 s: the bundled example, the LibriVox reader of Debian's
@@ -15,12 +14,13 @@ Bare faster-whisper is what a user runs without this project: the same shipped W
 batch. Both run in fresh processes, one after the other on the same files, model loading
 included; the ratio is pipeline time over bare time, wall and CPU (CPU time is what the code
 costs; the machine's other load inflates wall time). The load average is printed beside it.
-The children import the package the way this process does: PYTHONPATH=OTHER/src measures another checkout.
+`--before OLD/src` also runs an older checkout's pipeline (PYTHONPATH) on the same files, beside the same bare run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -29,13 +29,11 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-
-from speechannotator.evaluation.recordings.espeak_conversations import add_noise, librivox_clips
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "speed"
@@ -44,11 +42,14 @@ STAGES = ("load", "vad", "diarize", "transcribe", "refine", "enhance", "extract_
 STAGES += ("plan", "label", "review", "finalize")  # the keys of AnnotationResult.timings, in stage order
 
 
+_ec = partial(
+    importlib.import_module, "speechannotator.evaluation.recordings.espeak_conversations"
+)  # lazy: see --before
+
+
 @cache
 def mandarin_lecture() -> np.ndarray:
     """The fasr wheel's real 70 s Mandarin lecture (one man), 16 kHz mono."""
-    import importlib.util
-
     spec = importlib.util.find_spec("fasr")  # located, not imported (its imports need extras)
     if spec is None or not spec.origin:
         raise SystemExit("the fasr wheel is not installed (scripts/setup.sh installs it)")
@@ -58,7 +59,7 @@ def mandarin_lecture() -> np.ndarray:
 
 
 def _lv(i: int) -> np.ndarray:
-    clips = librivox_clips()
+    clips = _ec().librivox_clips()
     return clips[i % len(clips)][0]
 
 
@@ -92,8 +93,8 @@ def short_batch() -> list[Path]:
         "s3_reader_long": lambda: _join([_lv(i) for i in (4, 2, 0, 3, 1, 0, 2, 4, 1)], rng, (0.6, 2.0)),
         "s4_lecture_a": lambda: _zh(0.0, 30.0),
         "s5_lecture_b": lambda: _zh(30.0, 70.5),
-        "s6_reader_pink10": lambda: add_noise(_join([_lv(i) for i in (1, 3, 0, 2, 4)], rng), "pink", 10.0, seed=6),
-        "s7_lecture_music": lambda: add_noise(_zh(12.0, 58.0), "music", 15.0, seed=7),
+        "s6_reader_pink10": lambda: _ec().add_noise(_join([_lv(i) for i in (1, 3, 0, 2, 4)], rng), "pink", 10, seed=6),
+        "s7_lecture_music": lambda: _ec().add_noise(_zh(12.0, 58.0), "music", 15.0, seed=7),
         "s8_reader_lecture": lambda: _join([_lv(0), _zh(5.0, 14.0), _lv(2), _zh(20.0, 27.0), _lv(3)], rng),
     }
     return [_built(name, make) for name, make in recipes.items()]
@@ -118,7 +119,7 @@ def long_recording(seconds: float) -> Path:
             pieces.append(x)
             total += len(x) / SR + 0.9
         y = _join(pieces, rng, (0.3, 1.5))[: int(seconds * SR)]
-        return add_noise(y, "pink", 30.0, seed=int(seconds))
+        return _ec().add_noise(y, "pink", 30.0, seed=int(seconds))
 
     return _built(f"long_{int(seconds)}s", make)
 
@@ -185,9 +186,10 @@ def child(mode: str, arg: str, files: list[str]) -> None:
     print(json.dumps(res))
 
 
-def run_child(mode: str, arg: str, files: list[Path]) -> dict:
+def run_child(mode: str, arg: str, files: list[Path], src: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "benchmarks.pipeline_bench", "--child", mode, arg, *map(str, files)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    env = {**os.environ, "PYTHONPATH": src} if src else None  # src: another checkout's package
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{mode} run failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -204,9 +206,7 @@ def report(name: str, files: list[Path], bare: dict | None, pipe: dict) -> dict:
         if st in sums:
             print(f"{st if st != 'total' else 'sum of files':<16}{sums[st]:>9.2f}{sums[st] / dur:>8.3f}")
     row = {"case": name, "audio_s": dur, "stages": dict(sums)}
-    for who, r in (("pipeline", pipe), ("bare", bare)):
-        if r is None:
-            continue
+    for who, r in [("pipeline", pipe)] + ([("bare", bare)] if bare else []):
         row.update({f"{who}_{k}": r[k] for k in ("wall", "cpu", "peak_mb", "load")})
         print(
             f"{who + ':':<10} wall {r['wall']:.1f} s (RTF {r['wall'] / dur:.3f}), CPU {r['cpu']:.1f} s, "
@@ -229,6 +229,7 @@ def main() -> None:
     ap.add_argument("--no-bare", action="store_true", help="pipeline only (stage profile, the 2-hour memory check)")
     ap.add_argument("--files", type=int, help="only the first N files of each case (a quick check)")
     ap.add_argument("--json", type=Path, help="also write the rows here")
+    ap.add_argument("--before", help="PYTHONPATH of an older checkout (its src): its pipeline runs beside, same files")
     args = ap.parse_args()
     rows = []
     for name in args.cases.split(","):
@@ -237,13 +238,14 @@ def main() -> None:
         files = CASES[name]()[: args.files]
         for _ in range(args.repeat):
             bare = None if args.no_bare else run_child("bare", str(args.bare_beam), files)
-            with tempfile.TemporaryDirectory() as out:
-                rows.append(report(name, files, bare, run_child("pipeline", out, files)))
+            for case, src in [(name, None)] + ([(f"{name}-before", args.before)] if args.before else []):
+                with tempfile.TemporaryDirectory() as out:
+                    rows.append(report(case, files, bare, run_child("pipeline", out, files, src)))
     print("\nsummary (goal: CPU ratio <= 1.5, peak < 3000 MB on 2 h); machine cores:", os.cpu_count())
     for r in rows:
         ratio = f"ratio wall {r['ratio_wall']:.2f}x CPU {r['ratio_cpu']:.2f}x  " if "ratio_wall" in r else ""
         print(
-            f"{r['case']:<8} {r['audio_s']:>6.0f} s  {ratio}pipeline RTF {r['pipeline_wall'] / r['audio_s']:.3f}  "
+            f"{r['case']:<13} {r['audio_s']:>6.0f} s  {ratio}pipeline RTF {r['pipeline_wall'] / r['audio_s']:.3f}  "
             f"peak {r['pipeline_peak_mb']:.0f} MB  load {r['pipeline_load'][1]:.1f}"
         )
     if args.json:
