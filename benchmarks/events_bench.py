@@ -291,9 +291,9 @@ def calibrate(rng: np.random.Generator) -> None:
 
 
 def calibrate_laughter(rng: np.random.Generator) -> None:
-    """Laughter on the tune split: the highest laughter-minus-speech logit of the patches over the
-    laugh (positives) and of each lone segment (negatives); the lowest threshold (0.5 steps)
-    whose false alarms per segment stay within CAL_LAUGH_FALSE_ALARMS."""
+    """Laughter on the tune split: the highest laughter score (events.laughter_score, 0 = the rule)
+    of the patches over the laugh (positives) and of each lone segment (negatives); the lowest
+    offset from the rule (0.5 steps) whose false alarms per segment stay within CAL_LAUGH_FALSE_ALARMS."""
     pos, neg = [], []
     for t0, t1, y in laughter_cases("tune", rng):
         track = events.event_track(y)
@@ -304,12 +304,12 @@ def calibrate_laughter(rng: np.random.Generator) -> None:
         over = (track.starts < t1) & (track.starts + yamnet.PATCH_S > t0)
         pos.append(float(score[over].max()))
     pos_a, neg_a = np.array(pos), np.array(neg)
-    for thr in np.arange(-10.0, 5.01, 0.5):
+    for thr in np.arange(-6.0, 5.01, 0.5):
         if np.mean(neg_a >= thr) <= CAL_LAUGH_FALSE_ALARMS:
             break
-    used = events.LAUGHTER_OVER_SPEECH_MIN
+    used = 0.0  # the rule of events.py
     print(
-        f"laughter: laughter minus speech >= {thr:.1f}: false alarms {np.sum(neg_a >= thr)}/{len(neg_a)} segments, "
+        f"laughter: score >= {thr:.1f}: false alarms {np.sum(neg_a >= thr)}/{len(neg_a)} segments, "
         f"recall {np.sum(pos_a >= thr)}/{len(pos_a)}; lone segments' highest {np.round(np.sort(neg_a)[-3:], 1)}; "
         f"events.py uses {used:.1f}: false alarms {np.sum(neg_a >= used)}, recall {np.sum(pos_a >= used)}/{len(pos_a)}"
     )

@@ -79,9 +79,8 @@ def test_speech_is_speech_and_no_music_or_laughter(voice):
     track = events.event_track(x)
     ev = events.segment_events(track, 0.0, len(x) / SR)
     assert np.median(track.groups["speech"]) > 0
-    assert ev["events.music"] < 0.5 and ev["events.laughter"] < 0.5
+    assert ev["events.music"] < 0.5
     assert ev["events.vehicle"] < 0.5 and ev["events.crowd"] < 0.5
-    assert "events.laughter_times" not in ev
     # uncalibrated groups give no evidence at all
     assert all(f"events.{g}" not in ev for g in events.ABSTAINED)
 
@@ -109,6 +108,45 @@ def test_laughter_is_heard_where_it_happens(voice):
     ev = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
     assert ev["events.laughter"] >= 0.5
     assert any(a < t1 and b > t0 for a, b in ev["events.laughter_times"])
+
+
+@needs_voices
+def test_held_out_speech_rarely_has_a_false_laugh():
+    """The laughter target (issue 24): at most 10 % of lone speech segments with a false laugh.
+    Segments of about 4 s of the two held-out voices with most speech (the expressive Dutch actor,
+    the Mandarin lecture), as events_bench.py cuts them. The rule admits one (nl_m's first four
+    clips: a "plop" at the end of an utterance, laughter -3.8 over speech -0.8)."""
+    said = total = 0
+    for name in ("nl_m", "zh_m"):
+        cur: list[np.ndarray] = []
+        segs: list[np.ndarray] = []
+        for c in rv.clips(name, limit=40):
+            cur.append(c.samples)
+            if sum(len(x) for x in cur) >= 4 * SR:
+                segs.append(_join(cur))
+                cur = []
+        for x in segs[:8]:
+            ev = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
+            said += ev["events.laughter"] >= 0.5
+            total += 1
+    assert total >= 12 and said <= 0.1 * total
+
+
+def test_laughter_needs_its_own_logit_not_only_a_quiet_speech_logit():
+    """Patch logits as YAMNet gave them: an AMI pause ("Silence", laughter -8.3 under speech
+    -6.1: laughter minus speech -2.2) is no laugh; a laugh (-1.5 over speech -3.0) is; speech with
+    a chuckle-like patch (laughter -3.0 under speech 1.5) is not."""
+    laugh = np.array([-8.3, -1.5, -3.0])
+    speech = np.array([-6.1, -3.0, 1.5])
+    groups = {g: np.full(3, -20.0) for g in [*events.GROUPS, "music"]}
+    groups.update(laughter=laugh, speech=speech)
+    track = events.EventTrack(np.arange(3) * yamnet.PATCH_HOP_S * 3, groups)
+    assert list(events.laughter_score(track) >= 0) == [False, True, False]
+    ev = events.segment_events(track, 0.0, 5.0)
+    assert ev["events.laughter"] >= 0.5
+    assert ev["events.laughter_times"] == [[round(1.44, 2), round(1.44 + yamnet.PATCH_S, 2)]]
+    alone = events.segment_events(track, 0.0, 1.0)  # the pause alone
+    assert alone["events.laughter"] < 0.5 and "events.laughter_times" not in alone
 
 
 def _under(x: np.ndarray, path: Path, level_db: float) -> np.ndarray:
