@@ -8,8 +8,8 @@ from speechannotator.agents.backend import ComposeTask
 from speechannotator.agents.compose import contextual_inference
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.agents.rules.review import review_task
-from speechannotator.agents.self_names import speaker_self_names
 from speechannotator.output.finalize import speaker_names, tag_transcript
+from speechannotator.priors.speaker_names import speaker_self_names
 from speechannotator.records import Evidence, Prediction, Word
 
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..agents.phrases import phrases
-from ..agents.self_names import speaker_self_names
 from ..calibration import DEFAULT
+from ..priors.speaker_names import speaker_names_from_text
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (
     LABELED_FIELDS,
@@ -235,7 +235,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         for spk in order:
             hist = evidence.get(speaker_key(spk), {}).get(HISTORY)
             roles[spk] = hist.value.get("role") if hist is not None and isinstance(hist.value, dict) else None
-    given = speaker_self_names((s.speaker, s.text, s.language or label_lang) for s in segments)
+    given = speaker_names_from_text((s.speaker, s.text, s.language or label_lang) for s in segments)
     names = speaker_names(order, ages, roles, label_lang, given)
     items: list[tuple[str, dict]] = []
     contracts_of: dict[str, dict] = defaultdict(dict)

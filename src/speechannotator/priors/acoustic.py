@@ -79,6 +79,28 @@ def track_pitch(x: np.ndarray) -> PitchTrack:
     return PitchTrack(f0=np.asarray(f0), times=np.asarray(t))
 
 
+# A telephone band (300-3400 Hz) removes the fundamental of most voices, and DIO, which looks for
+# the lowest strong sinusoid, then follows the 2nd or 3rd harmonic: telephone men measure 300-350 Hz
+# (real voices through real_voices.telephone: nl_m 137 -> 332 Hz, ve9qrp 100 -> 355 Hz). Below this
+# ratio of 70-250 Hz to 300-1000 Hz power the median F0 is no gender evidence (priors/gender.py).
+# Chosen on the training voices of scripts/build_gender_embedding.py: clean -22 to +4 dB (mmt1, an
+# 8 kHz codec2 source, lowest), through the telephone band -38 to -21 dB for men.
+MISSING_FUNDAMENTAL_DB = -20.0
+
+
+def missing_fundamental(x: np.ndarray) -> bool:
+    """True when the voice band below 250 Hz is so much weaker than 300-1000 Hz that the
+    fundamental was filtered away (telephone band)."""
+    if len(x) < 1024:
+        return False
+    from scipy.signal import welch
+
+    f, p = welch(np.asarray(x, np.float64), SR, nperseg=1024)
+    low = float(p[(f >= 70) & (f < 250)].sum())
+    mid = float(p[(f >= 300) & (f < 1000)].sum())
+    return mid > 0 and 10 * math.log10(max(low, EPS * mid) / mid) < MISSING_FUNDAMENTAL_DB
+
+
 def _semitones(f: np.ndarray, ref: float) -> np.ndarray:
     return 12.0 * np.log2(np.maximum(f, EPS) / ref)
 

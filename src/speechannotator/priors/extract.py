@@ -22,7 +22,7 @@ from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.config import PriorsSettings
 from speechannotator.enhance import speech_spans
 from speechannotator.priors import channel, emotion, events, quality, scene
-from speechannotator.priors.acoustic import segment_stats
+from speechannotator.priors.acoustic import missing_fundamental, segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote
 from speechannotator.priors.names import unit_of
@@ -151,16 +151,37 @@ def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | 
             raise ValueError(f"segment {s.key}: bad times start={s.start} end={s.end}")
 
 
+def recording_lacks_fundamental(audio: Audio, spans: list[tuple[float, float]], limit_s: float = 120.0) -> bool:
+    """Whether the recording's speech (its first `limit_s` seconds) came through a band that cut
+    the voice fundamentals away (telephone, 300 Hz up): judged on the whole recording, because one
+    high voice (F0 over 250 Hz) has no energy down there on a wideband channel either."""
+    parts, total = [], 0.0
+    for a, b in spans:
+        if total >= limit_s:
+            break
+        b = min(b, a + limit_s - total)
+        parts.append(audio.span(a, b))
+        total += b - a
+    return bool(parts) and missing_fundamental(np.concatenate(parts))
+
+
 def segment_evidence(
-    audio: Audio, enhanced: np.ndarray, seg: Segment, s: PriorsSettings, cal: Calibration = DEFAULT
+    audio: Audio,
+    enhanced: np.ndarray,
+    seg: Segment,
+    s: PriorsSettings,
+    cal: Calibration = DEFAULT,
+    *,
+    low_cut: bool | None = None,
 ) -> tuple[list[Evidence], dict]:
-    """Acoustic and gender evidence of one segment, plus internal values for later steps."""
+    """Acoustic and gender evidence of one segment, plus internal values for later steps.
+    `low_cut`: the recording lacks the voice fundamentals (None: judge the segment alone)."""
     orig = audio.span(seg.start, seg.end)
     enh = enhanced[int(round(seg.start * audio.sample_rate)) : int(round(seg.start * audio.sample_rate)) + len(orig)]
     stats, _track = segment_stats(enh, orig, seg.text, seg.language, praat=s.use_parselmouth)
     out = [_ev(seg.key, n, v, stats.reliability.get(n, 0.5)) for n, v in stats.values.items() if v is not None]
     med = stats.values.get("pitch.median_hz")
-    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal)
+    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal, low_cut=low_cut)
     if g.p_male is not None:
         out.append(_ev(seg.key, "gender.p_male", g.p_male, g.reliability))
         out.append(_ev(seg.key, "gender.label", "male" if g.p_male >= 0.5 else "female", g.reliability))
@@ -168,6 +189,8 @@ def segment_evidence(
         out.append(_ev(seg.key, "gender.p_model", g.p_model, 0.7))
     if g.p_pitch is not None:
         out.append(_ev(seg.key, "gender.p_pitch", g.p_pitch, min(1.0, stats.voiced_s / 0.5)))
+    if g.p_embed is not None:
+        out.append(_ev(seg.key, "gender.p_embedding", g.p_embed, 0.7))
     return [e for e in out if e is not None], {"voiced_s": stats.voiced_s, "stats": stats}
 
 
@@ -237,9 +260,10 @@ def extract_priors(
     if enhanced is None:
         enhanced = enhance_speech(audio, times, s, work, spans)
     segments = sorted(segments, key=lambda x: (x.start, x.key))
+    low_cut = recording_lacks_fundamental(audio, spans)
     seg_evs: list[Evidence] = []
     for seg in _progress(segments, progress):
-        evs, _info = segment_evidence(audio, enhanced, seg, s, calibration)
+        evs, _info = segment_evidence(audio, enhanced, seg, s, calibration, low_cut=low_cut)
         seg_evs.extend(evs)
     seg_evs.extend(_extra_segment_evidence(audio, enhanced, segments, seg_evs, s, Slots(s), spans, work))
     speakers = {seg.key: seg.speaker for seg in segments}

@@ -70,6 +70,7 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "pause.internal_s": ("s", "total internal pause time (pauses >= 150 ms)"),
     "gender.p_model": ("prob", "male probability of the voice2gender classifier alone"),
     "gender.p_pitch": ("prob", "male probability from median F0 alone"),
+    "gender.p_embedding": ("prob", "male probability of the CAM++ speaker-embedding model alone (gender.py)"),
     "age.years": ("years", "age estimate of a plugged-in age model"),
     "gender.p_male_model2": ("prob", "male probability of a plugged-in age-gender model"),
     "scene.noise_spread_db": (
