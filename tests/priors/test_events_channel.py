@@ -239,3 +239,19 @@ def test_mos_budget_counts_windows():
     long = np.random.default_rng(0).standard_normal(quality.SEQ_LEN * 2).astype(np.float32) * 0.01
     one = quality.MosBudget(duration_s=10.0, rtf=0.02, window_cost_s=0.2)
     assert one.windows_left == 1 and one.score(long) is not None and one.windows_left == 0  # centre window
+
+
+def test_background_classifier_matches_its_features():
+    """The shipped weights (scripts/train_background.py) fit the features the package computes: a
+    feature change without retraining fails here, not silently at run time."""
+    from speechannotator.priors import background
+
+    m = background.model()
+    model = yamnet.load()
+    assert model is not None
+    x = np.random.default_rng(1).standard_normal(SR * 3).astype(np.float32) * 0.05
+    logits = model.logits(x)
+    f = background.features(logits, events.group_logits(logits, model.names))
+    assert f.shape == m["mean"].shape == m["scale"].shape and m["coef"].shape == (len(background.CLASSES), len(f))
+    p = background.probabilities(f)
+    assert set(p) == set(background.CLASSES) and abs(sum(p.values()) - 1.0) < 1e-9
