@@ -1,6 +1,6 @@
 """Train the background classifier (src/speechannotator/priors/background_lr.json) on dev data only.
 
-Data: the development ("tune") half of benchmarks/events_bench.py, the same cases as its
+Data: the development ("tune") half of speechannotator.evaluation.recordings.real_sounds, the same cases as its
 background benchmark (the tune voices' segments clean, mixed with the tune files of each class
 at 0 .. -20 dB under the speech, and with generated white/pink/brown noise, "none": no class
 names broadband noise), more clean speech of the tune voices (4 s pieces), and the speaker
@@ -24,9 +24,9 @@ import json
 import sys
 
 import numpy as np
-from benchmarks import events_bench as eb
 
 from speechannotator.evaluation.recordings import ami
+from speechannotator.evaluation.recordings import real_sounds as rs
 from speechannotator.priors import background, events, yamnet
 
 SEED = 24
@@ -45,28 +45,28 @@ def _features(model: yamnet.YamNet, y: np.ndarray | None, logits: np.ndarray | N
 
 def rows(model: yamnet.YamNet) -> list[tuple[str, str, str, np.ndarray]]:
     """(class, fold key, kind, features) of every training case: the benchmark's tune cases (the
-    same mixes as ``events_bench.scene_cases("tune", ...)``, with the file each one used), more
+    same mixes as ``real_sounds.scene_cases("tune", ...)``, with the file each one used), more
     clean speech of the tune voices and the AMI tuning clips' speaker turns."""
     rng = np.random.default_rng(SEED)
-    files = {c: eb.class_files(c, "tune") for c in eb.BG_CLASSES}
-    sounds = {c: [eb._read(p) for p in fs] for c, fs in files.items()}
+    files = {c: rs.class_files(c, "tune") for c in rs.BG_CLASSES}
+    sounds = {c: [rs.read_sound(p) for p in fs] for c, fs in files.items()}
     out = []
     k = 0  # as in scene_cases: the file turns with the segment and the level
-    for v in eb.voices("tune"):
-        for seg in eb.segments_of(v):
-            x = eb.join(seg)
+    for v in rs.voices("tune"):
+        for seg in rs.segments_of(v):
+            x = rs.join(seg)
             out.append(("none", v, "clean", _features(model, x)))
-            for c in eb.BG_CLASSES:
-                for i, level in enumerate(eb.LEVELS_DB):
+            for c in rs.BG_CLASSES:
+                for i, level in enumerate(rs.LEVELS_DB):
                     j = (k + i) % len(sounds[c])
-                    y = x + eb.at_level(x, eb._fit(sounds[c][j], len(x), rng), level)
+                    y = x + rs.at_level(x, rs.fit_length(sounds[c][j], len(x), rng), level)
                     out.append((c, files[c][j].name, "mix", _features(model, y)))
-            for i, level in enumerate(eb.LEVELS_DB):
-                y = x + eb.at_level(x, eb._noise(eb.NOISE_KINDS[(k + i) % 3], len(x), rng), level)
+            for i, level in enumerate(rs.LEVELS_DB):
+                y = x + rs.at_level(x, rs.broadband_noise(rs.NOISE_KINDS[(k + i) % 3], len(x), rng), level)
                 out.append(("none", v, "noise", _features(model, y)))
             k += 1
-        for seg in eb.segments_of(v, n=8, seconds=4.0):
-            out.append(("none", v, "clean", _features(model, eb.join(seg))))
+        for seg in rs.segments_of(v, n=8, seconds=4.0):
+            out.append(("none", v, "clean", _features(model, rs.join(seg))))
     for m in ami.meetings(ami.TUNING):
         x = ami.load(m)
         logits = model.logits(x)
@@ -110,7 +110,7 @@ def cross_validate(data: list[tuple[str, str, str, np.ndarray]]) -> None:
                         said[i] = "music" if r[3][-1] else heard[0] if heard else "none"
             mixes = [s == r[0] for r, s in zip(data, said) if r[2] == "mix"]
             bench = [
-                s == r[0] for r, s in zip(data, said) if r[2] == "mix" or r[1] in eb.voices("tune") and r[2] == "clean"
+                s == r[0] for r, s in zip(data, said) if r[2] == "mix" or r[1] in rs.voices("tune") and r[2] == "clean"
             ]
             fa = [s != "none" for r, s in zip(data, said) if r[2] == "clean"]
             nfa = [s != "none" for r, s in zip(data, said) if r[2] == "noise"]
