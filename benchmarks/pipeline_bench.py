@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from speechannotator.evaluation.recordings.espeak_conversations import add_noise, librivox_clips
+from speechannotator.evaluation.recordings.espeak_conversations import add_noise
+from speechannotator.evaluation.recordings.known_truth import librivox
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "speed"
@@ -58,7 +59,7 @@ def mandarin_lecture() -> np.ndarray:
 
 
 def _lv(i: int) -> np.ndarray:
-    clips = librivox_clips()
+    clips = librivox()
     return clips[i % len(clips)][0]
 
 
