@@ -309,10 +309,11 @@ _RULES = {
 }
 
 
-def _valid_suggestion(field: str, text: Value, lang: str) -> Value | None:
+def _valid_suggestion(field: str, given: Value, lang: str) -> Value | None:
+    text = typed_value(given, field)  # a closed value given by its word (any alias) read as its type
     if not isinstance(text, str) or isinstance(text, Gender | AgeGroup):  # typed: the reviewer's own reading
         return text
-    if field in ("gender", "age") and not is_empty_marker(text):  # not a closed value (typed_value read it)
+    if field in ("gender", "age") and not is_empty_marker(text):  # not a closed value
         return None
     if is_empty_marker(text):
         return phrases(lang).NONE
