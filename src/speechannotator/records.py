@@ -155,7 +155,7 @@ class Prediction:
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # read back from the state as a plain string
-        self.value = typed_value(self.value)  # a typed value comes back from the state as JSON
+        self.value = typed_value(self.value, self.field)  # a typed value comes back from the state as JSON
 
 
 @dataclass
@@ -173,7 +173,7 @@ class Verdict:
     suggested: Value | None = None
 
     def __post_init__(self) -> None:
-        self.suggested = typed_value(self.suggested)
+        self.suggested = typed_value(self.suggested, self.field)
 
 
 @dataclass(frozen=True)

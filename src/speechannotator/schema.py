@@ -113,7 +113,8 @@ GROUP_NAMES: dict[Group, dict[str, str]] = {
 
 
 class Gender(StrEnum):
-    """The canonical gender ids (``canonical_closed("gender", ...)``); str-valued like the JSON's."""
+    """A gender as the labeler and the review carry it: the canonical id (the state's and the votes'
+    word); rendered in the label language (GENDER_VALUES) only when a record is written."""
 
     MALE = "male"
     FEMALE = "female"
@@ -122,14 +123,35 @@ class Gender(StrEnum):
     def other(self) -> Gender:
         return Gender.FEMALE if self is Gender.MALE else Gender.MALE
 
+    def render(self, lang: str) -> str:
+        return GENDER_VALUES["zh" if lang == "zh" else "en"][tuple(Gender).index(self)]
 
-# Closed vocabularies, index-aligned between languages: the one home of the gender and age words
-# (labels, captions' "male voice", prompts' lists and SA-Eval's alias parsing all read these).
-GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": ("male", "female")}
+    def voice(self, lang: str) -> str:
+        """The caption's words for it ("male voice" / "男性声音")."""
+        return GENDER_VOICE["zh" if lang == "zh" else "en"][tuple(Gender).index(self)]
+
+
+class AgeGroup(StrEnum):
+    """An age group, carried like Gender: the canonical id, rendered from AGE_VALUES."""
+
+    CHILD = "child"
+    TEENAGER = "teenager"
+    YOUNG_ADULT = "young adult"
+    MIDDLE_AGED = "middle-aged"
+    ELDERLY = "elderly"
+
+    def render(self, lang: str) -> str:
+        return AGE_VALUES["zh" if lang == "zh" else "en"][tuple(AgeGroup).index(self)]
+
+
+# Closed vocabularies, index-aligned with the enums above (whose ids are the English words): the one
+# home of the gender and age words (records, captions' "male voice", prompts' lists and SA-Eval's
+# alias parsing all read these).
+GENDER_VALUES: dict[str, tuple[str, ...]] = {"zh": ("男声", "女声"), "en": tuple(g.value for g in Gender)}
 GENDER_VOICE: dict[str, tuple[str, ...]] = {"zh": ("男性声音", "女性声音"), "en": ("male voice", "female voice")}
 AGE_VALUES: dict[str, tuple[str, ...]] = {
     "zh": ("儿童", "少年", "青年", "中年", "老年"),
-    "en": ("child", "teenager", "young adult", "middle-aged", "elderly"),
+    "en": tuple(a.value for a in AgeGroup),
 }
 EMOTION_INTENSITY: dict[str, tuple[str, ...]] = {
     "zh": ("极弱", "较弱", "中等", "较强", "极强"),
@@ -179,19 +201,27 @@ class Level:
         return self.text
 
 
-Value = str | Emotion | Level  # a prediction's value: text, or a typed value rendered when written
+# A prediction's value: text, or a typed value rendered when the record is written.
+Value = str | Emotion | Level | Gender | AgeGroup
+Typed = Emotion | Level | Gender | AgeGroup
+CLOSED_TYPES: dict[str, type[Gender] | type[AgeGroup]] = {"gender": Gender, "age": AgeGroup}
 
 
-def typed_value(value: Value | dict[str, object] | None) -> Value | None:
-    """A typed value read back from the state (a JSON object) as its type; others as they are."""
+def typed_value(value: Value | dict[str, object] | None, field: str | None = None) -> Value | None:
+    """A typed value read back from the state as its type (an emotion or level from its JSON
+    object; a gender or age group from its id, or from the label-language word a state written
+    before they were typed holds); others as they are."""
     if isinstance(value, dict):
         return Emotion(**value) if "label" in value else Level(**value)  # type: ignore[arg-type]
+    if field in CLOSED_TYPES and isinstance(value, str) and not isinstance(value, Gender | AgeGroup):
+        canon = canonical_closed(field, value)
+        return value if canon in (None, "none") else CLOSED_TYPES[field](canon)
     return value
 
 
 def shown(value: Value, lang: str) -> str:
     """A prediction value as label-language text (a typed value rendered)."""
-    return value if isinstance(value, str) else value.render(lang)
+    return value.render(lang) if isinstance(value, Typed) else value
 
 
 # Aliases for the closed fields; keys are canonical English ids.
@@ -300,19 +330,9 @@ def genders_named(text: str) -> set[Gender]:
     return named
 
 
-def gender_voice(canon: str | None, lang: str) -> str | None:
-    """The caption's words for a canonical gender ("male voice" / "男性声音"); None for none."""
-    en = GENDER_VALUES["en"]
-    return GENDER_VOICE[lang][en.index(canon)] if canon in en else None
-
-
 def closed_value(field: str, canon: str, lang: str) -> str:
-    """The label-language surface form of a canonical closed value."""
-    en = {"gender": GENDER_VALUES["en"], "age": AGE_VALUES["en"]}[field]
-    loc = {"gender": GENDER_VALUES[lang], "age": AGE_VALUES[lang]}[field]
-    if canon == "none":
-        return NONE_VALUE[lang]
-    return loc[en.index(canon)]
+    """The label-language surface form of a canonical closed value ("none" included)."""
+    return NONE_VALUE["zh" if lang == "zh" else "en"] if canon == "none" else CLOSED_TYPES[field](canon).render(lang)
 
 
 _MS = Bounds(ge=0, description="integer milliseconds from the recording start")

@@ -3,17 +3,18 @@
 from speechannotator.agents.backend import ComposeTask
 from speechannotator.agents.compose import caption
 from speechannotator.records import Segment
+from speechannotator.schema import AgeGroup, Gender, Value
 
 
-def _task(values: dict[str, str], lang: str) -> ComposeTask:
+def _task(values: dict[str, Value], lang: str) -> ComposeTask:
     seg = Segment("seg_00000", 0.0, 2.0, "A", text="Well, I never.")
     return ComposeTask(segment=seg, values=values, evidence={}, context={}, label_language=lang)
 
 
 def test_the_end_of_the_contour_and_the_pauses_are_said_once():
     en = {
-        "gender": "male",
-        "age": "middle-aged",
+        "gender": Gender.MALE,
+        "age": AgeGroup.MIDDLE_AGED,
         "pitch": "moderately low pitch, some rise and fall, falling clearly at the end",
         "speed": "slightly slow pace, with long pauses between phrases",
         "rhythm": "relaxed rhythm, slightly slow pace, noticeable pauses between phrases, slightly falling at the end",
@@ -25,7 +26,7 @@ def test_the_end_of_the_contour_and_the_pauses_are_said_once():
     assert text.count("pause") == 1 and "long pauses between phrases" in text
     assert "relaxed rhythm" in text  # the rhythm's own fact stays
     zh = {
-        "gender": "男声",
+        "gender": Gender.MALE,
         "pitch": "整体音高中等偏低，略有起伏，句尾明显下降",
         "speed": "语速偏慢，句间停顿较长",
         "rhythm": "节奏舒缓，语速偏慢，句间停顿明显，句尾略有下降",
@@ -33,7 +34,7 @@ def test_the_end_of_the_contour_and_the_pauses_are_said_once():
     text = caption(_task(zh, "zh"))
     assert text.count("句尾") == 1 and text.count("停顿") == 1 and "节奏舒缓" in text
     fast = {
-        "gender": "男声",
+        "gender": Gender.MALE,
         "speed": "语速较快且音节推进紧凑",
         "pronunciation": "咬字清晰，语速较快但每个字词发音完整",
     }

@@ -23,7 +23,7 @@ from speechannotator.agents.openai.json_schemas import closed_choices
 from speechannotator.agents.openai.prompts import DATA_CLOSE, DATA_OPEN
 from speechannotator.config import EndpointConfig
 from speechannotator.records import Contract, Evidence, Prediction, Segment
-from speechannotator.schema import CLOSED_FIELDS, LABELED_FIELDS, shown
+from speechannotator.schema import CLOSED_FIELDS, CLOSED_TYPES, LABELED_FIELDS, Gender, shown
 from speechannotator.servers.httpkit import AUDIO_NOTE, RecordingProxy
 
 FAST = OpenAIOptions(max_value_chars=8, max_cited=1, max_compose_chars=40, retry_backoff_s=0.01)
@@ -154,7 +154,7 @@ def test_label_all_fields_schema_constrained(proxy, lang):
         if p.status == "abstain":
             assert f in CLOSED_FIELDS and p.value is None
         elif f in CLOSED_FIELDS:
-            assert p.value in closed_choices(f, lang)[:-1]
+            assert isinstance(p.value, CLOSED_TYPES[f]) and shown(p.value, lang) in closed_choices(f, lang)[:-1]
         elif f in choices:  # a typed value: one of the rules' phrases, never free text
             assert shown(p.value, lang) in choices[f], (f, p.value)
         else:
@@ -197,7 +197,7 @@ def test_the_caption_from_the_endpoint(proxy):
     before = len(proxy.chat_requests())
     compose = ComposeTask(
         segment=seg,
-        values={"gender": "male", "emotion": "calm (weak)"},
+        values={"gender": Gender.MALE, "emotion": "calm (weak)"},
         evidence=make_evidence(seg.key),
         context={},
         label_language="en",

@@ -21,7 +21,7 @@ from speechannotator.agents.openai.backend import OpenAIBackend, OpenAIOptions, 
 from speechannotator.config import EndpointConfig
 from speechannotator.llm_client import LOCAL_DUMMY_KEY
 from speechannotator.records import Evidence, Prediction, Segment
-from speechannotator.schema import LABELED_FIELDS
+from speechannotator.schema import LABELED_FIELDS, AgeGroup, Gender
 from speechannotator.servers.httpkit import Reply, ScriptedServer, chat_reply, error_reply
 from speechannotator.servers.llamacpp import LlamaServer
 
@@ -95,7 +95,7 @@ def test_fenced_json_with_aliases_is_repaired():
     with ScriptedServer(lambda b, i: chat_reply(content)) as srv:
         backend = OpenAIBackend(endpoint(srv.url), options=OPTS)
         zh = backend.label(task(["gender", "age"], lang="zh"))
-    assert (zh["gender"].value, zh["age"].value) == ("男声", "老年")
+    assert (zh["gender"].value, zh["age"].value) == (Gender.MALE, AgeGroup.ELDERLY)  # read into typed values
     assert zh["gender"].status == "ok" and zh["gender"].confidence == pytest.approx(0.7)
     assert backend.stats.repairs == 2 and backend.stats.retries == 0
 
@@ -169,7 +169,9 @@ def test_json_schema_refusal_falls_back_to_json_object_with_schema_in_prompt():
 def test_a_failing_caption_call_falls_back_to_the_composer():
     with ScriptedServer(lambda b, i: error_reply(500, "down")) as srv:
         backend = OpenAIBackend(endpoint(srv.url, max_retries=1), options=replace(OPTS, llm_caption=True))
-        compose = ComposeTask(segment=seg(), values={"gender": "male"}, evidence={}, context={}, label_language="en")
+        compose = ComposeTask(
+            segment=seg(), values={"gender": Gender.MALE}, evidence={}, context={}, label_language="en"
+        )
         composed = backend.compose(compose)
     assert composed == compose_task(compose)  # the rules' composer, when the endpoint gives no caption
     assert backend.stats.failures == 1 and backend.stats.compose_calls == 1 and len(srv.chat_requests()) == 2

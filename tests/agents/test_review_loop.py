@@ -7,6 +7,7 @@ from speechannotator import agents
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class
 from speechannotator.output.finalize import finalize
+from speechannotator.schema import Gender
 
 # Round-0 mistakes of the kind the paper names: a background sound copied from nowhere, an
 # emotion that contradicts prosody (seg 3 has arousal -0.9). Seg 2's classifier misleads gender.
@@ -60,7 +61,7 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
     latest = store.predictions(REC)
     assert latest[("seg_00004", "background_sound")].value == "无"
     assert latest[("seg_00003", "emotion")].value.label == "冷静"
-    assert latest[("seg_00002", "gender")].value == "男声"  # gender drift within speaker A fixed
+    assert latest[("seg_00002", "gender")].value is Gender.MALE  # gender drift within speaker A fixed, typed
     # the relabeled pitch is judged against the male norm (132 Hz), no longer against the female one
     assert latest[("seg_00002", "pitch")].value.step == pitch_class(132.0, "male")  # typed, read back from the state
     assert trails[("seg_00002", "pitch")][0].value.step == pitch_class(132.0, "female")

@@ -50,14 +50,15 @@ def test_local_default_fields_and_unknown_fields_are_refused():
 
 def test_a_caption_that_contradicts_the_reviewed_gender_is_refused():
     from speechannotator.agents.compose import contradiction
+    from speechannotator.schema import Gender
 
-    female = {"gender": "female"}
+    female = {"gender": Gender.FEMALE}  # the reviewed gender, typed
     assert contradiction("A middle-aged male voice in standard American English, fast and tense.", female, "en")
     assert contradiction("He speaks slowly and calmly.", female, "en")
     assert contradiction("She asks, in a clear young voice, about Mr Dashwood.", female, "en") is None
     assert contradiction("She asks about his family.", female, "en") is None  # both named: not a contradiction
-    assert contradiction("青年男声，语速平稳。", {"gender": "女声"}, "zh")
-    assert contradiction("青年女声，语速平稳。", {"gender": "女声"}, "zh") is None
+    assert contradiction("青年男声，语速平稳。", female, "zh")
+    assert contradiction("青年女声，语速平稳。", female, "zh") is None
     assert contradiction("A young voice.", {"gender": "none"}, "en") is None
 
 

@@ -8,7 +8,7 @@ from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class, rate_class
 from speechannotator.records import Evidence
-from speechannotator.schema import Emotion
+from speechannotator.schema import AgeGroup, Emotion, Gender
 
 
 def _label(tmp_path, segs, evs, lang="zh", **agent_cfg):
@@ -30,7 +30,7 @@ def test_high_pitch_female_and_low_pitch_male(tmp_path):
     )
     evs += ev("seg_00001", gender__p_male=0.95, pitch__median_hz=80.0, pitch__std_semitones=1.0)
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "gender")].value == "女声" and p[("seg_00001", "gender")].value == "男声"
+    assert p[("seg_00000", "gender")].value is Gender.FEMALE and p[("seg_00001", "gender")].value is Gender.MALE
     high, low = p[("seg_00000", "pitch")].value.text, p[("seg_00001", "pitch")].value.text
     assert p[("seg_00000", "pitch")].value.step == 2 and p[("seg_00001", "pitch")].value.step == -2
     assert pitch_class(300.0, "female") == 2 and high.startswith(phrases_zh.PITCH_LEVEL[2]) and "偏高" in high
@@ -98,10 +98,10 @@ def test_age_without_model_is_cautious(tmp_path):
     segs.append(seg(2, 4, 6, "C", "嗯。"))
     evs += ev("seg_00002", gender__p_male=0.9, age__years=47.0)
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00002", "age")].value == "中年" and p[("seg_00002", "age")].evidence == ["age.years"]
+    assert p[("seg_00002", "age")].value is AgeGroup.MIDDLE_AGED and p[("seg_00002", "age")].evidence == ["age.years"]
     a = p[("seg_00000", "age")]
-    assert a.value == "中年" and a.confidence <= 0.35 and a.status == "abstain"
-    assert p[("seg_00001", "age")].value == "儿童" and p[("seg_00001", "age")].status == "ok"
+    assert a.value is AgeGroup.MIDDLE_AGED and a.confidence <= 0.35 and a.status == "abstain"
+    assert p[("seg_00001", "age")].value is AgeGroup.CHILD and p[("seg_00001", "age")].status == "ok"
 
 
 def test_emotion_from_arousal_and_valence_and_model(tmp_path):
@@ -160,5 +160,5 @@ def test_revision_request_suggestion_is_applied(tmp_path):
         suggested={"gender": "female", "background_sound": "无"},  # Verdict.suggested, any alias of a closed value
     )
     out = RulesBackend().label(task)
-    assert out["gender"].value == "女声" and out["gender"].round == 1 and "suggested" in out["gender"].rationale
+    assert out["gender"].value is Gender.FEMALE and out["gender"].round == 1 and "suggested" in out["gender"].rationale
     assert out["background_sound"].value == "无"

@@ -13,7 +13,7 @@ from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.atomic import TEMP_PREFIX  # noqa: E402
 from speechannotator.output.finalize import canonical_value, finalize, regularize, tag_transcript  # noqa: E402
 from speechannotator.records import Prediction, Word  # noqa: E402
-from speechannotator.schema import OUTPUT_KEYS, validate_records  # noqa: E402
+from speechannotator.schema import OUTPUT_KEYS, Gender, validate_records  # noqa: E402
 
 
 def _pipeline(tmp_path, segs, evs, lang="zh", **agent_cfg):
@@ -44,7 +44,7 @@ def test_records_are_valid_in_demo_key_order(tmp_path):
 def test_speaker_regularization_without_review(tmp_path):
     segs, evs = dialogue()
     store, recs = _pipeline(tmp_path, segs, evs, review=False)
-    assert store.predictions(REC)[("seg_00002", "gender")].value == "女声"  # the unreviewed drift ...
+    assert store.predictions(REC)[("seg_00002", "gender")].value is Gender.FEMALE  # the unreviewed drift ...
     assert recs[2].gender == "男声"  # ... does not survive speaker-level regularization
     assert len({r.age for r in recs if r.speaker_id == "spk_01"}) == 1
 

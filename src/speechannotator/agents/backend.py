@@ -52,7 +52,7 @@ class ComposeTask:
     """Caption and contextual inference from the reviewed state."""
 
     segment: Segment
-    values: dict[str, str]  # reviewed, finalized values of the labeled fields
+    values: dict[str, Value]  # reviewed values of the labeled fields, typed ones as their type
     evidence: dict[str, Evidence]
     context: dict[str, Any]
     label_language: str

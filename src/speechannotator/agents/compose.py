@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..schema import Gender, canonical_closed, closed_value, gender_voice, genders_named, is_empty_marker
+from ..schema import AgeGroup, Gender, Value, genders_named, is_empty_marker, shown
 from .backend import ComposeTask
 from .phrases import parse_emotion, phrases
 from .transcript import speech_act
@@ -102,26 +102,32 @@ class _Writer:
 
 
 # English age words before "male voice" (the closed values read "a child male voice" otherwise).
-_AGE_EN = {"child": "child's", "teenager": "teenage"}
+_AGE_EN = {AgeGroup.CHILD: "child's", AgeGroup.TEENAGER: "teenage"}
 
 
-def _who(values: dict[str, str], lang: str) -> str:
-    g = canonical_closed("gender", values.get("gender"))
-    a = canonical_closed("age", values.get("age"))
-    age = closed_value("age", a, lang) if a and a != "none" else ""
+def _who(values: dict[str, Value], lang: str) -> str:
+    g, a = values.get("gender"), values.get("age")
+    voice = g.voice(lang) if isinstance(g, Gender) else "说话人声音" if lang == "zh" else "voice"
+    if not isinstance(a, AgeGroup):
+        return voice if lang == "zh" else ("an " if voice[0] in "aeiou" else "a ") + voice
     if lang == "zh":
-        return age + (gender_voice(g, lang) or "说话人声音")
-    words = f"{_AGE_EN.get(a or '', age)} " * bool(age) + (gender_voice(g, lang) or "voice")
+        return a.render(lang) + voice
+    words = f"{_AGE_EN.get(a, a.render(lang))} {voice}"
     return ("an " if words[0] in "aeiou" else "a ") + words
 
 
+def values_text(task: ComposeTask) -> dict[str, str]:
+    """The reviewed values as the record says them (typed ones rendered)."""
+    return {k: shown(x, task.label_language) for k, x in task.values.items()}
+
+
 def caption(task: ComposeTask) -> str:
-    v, lang = task.values, task.label_language
+    v, lang = values_text(task), task.label_language
     w = _Writer(lang)
     accent = v.get("accent", "")
     if lang == "en" and accent and not is_empty_marker(accent):
         accent = f"speaking {accent}"
-    w.sentence([_who(v, lang), accent, v.get("texture", "")])
+    w.sentence([_who(task.values, lang), accent, v.get("texture", "")])
     w.sentence([v.get("pitch", "")])  # the demo says the pitch, then the pace and rhythm, apart
     w.sentence([v.get("speed", ""), v.get("rhythm", "")])
     emo = v.get("emotion", "")
@@ -146,7 +152,7 @@ def caption(task: ComposeTask) -> str:
 
 
 def _scene_sentence(task: ComposeTask) -> str:
-    v, lang, ev = task.values, task.label_language, task.evidence
+    v, lang, ev = values_text(task), task.label_language, task.evidence
     env, bg = v.get("environment", ""), v.get("background_sound", "")
     has_env, has_bg = env and not is_empty_marker(env), bg and not is_empty_marker(bg)
     P = phrases(lang)
@@ -213,7 +219,7 @@ def _discourse(task: ComposeTask, act: str) -> str:
 
 
 def contextual_inference(task: ComposeTask) -> str:
-    v, lang = task.values, task.label_language
+    v, lang = values_text(task), task.label_language
     lid = parse_emotion(v.get("emotion", ""), lang) or "neutral"
     act = speech_act(task.segment.text)
     speed, tone = v.get("speed", ""), v.get("tone", "")
@@ -233,13 +239,12 @@ def compose_task(task: ComposeTask) -> dict[str, str]:
     return {"caption": caption(task), "contextual_inference": contextual_inference(task)}
 
 
-def contradiction(text: str, values: dict[str, str], lang: str) -> str | None:
+def contradiction(text: str, values: dict[str, Value], lang: str) -> str | None:
     """Why a model-written caption states what the reviewed values contradict, or None: the one
     check on an endpoint's caption (agents.llm_caption). It names the other gender only."""
-    said = canonical_closed("gender", values.get("gender"))
-    if said not in tuple(Gender):
+    gender = values.get("gender")
+    if not isinstance(gender, Gender):
         return None
-    gender = Gender(said)
     named = genders_named(text)
     if gender.other in named and gender not in named:
         return f"the caption names a {gender.other} voice; the reviewed gender is {gender}"

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..records import RECORDING_KEY, Contract, Evidence, Prediction, Segment, speaker_key
-from ..schema import LABELED_FIELDS, canonical_closed, normalize_text
+from ..schema import CLOSED_TYPES, LABELED_FIELDS, normalize_text
 
 AGGREGATOR = "planning.aggregate"  # extractor name of the planner's speaker aggregates
 SUMMARY = "context.summary"  # Evidence name of the recording summary (key "recording")
@@ -197,12 +197,12 @@ VOTE_VALUES = 5  # distinct values of a speaker trait shown in a task's context 
 
 
 def vote_value(field: str, value: Any) -> str | None:
-    """The value a speaker-trait prediction votes for: the canonical id of a closed field
+    """The value a speaker-trait prediction votes for: the id of a closed field's typed value
     (gender, age), the text of an open one; None for empty or "none"."""
-    canon = canonical_closed(field, value) if field in ("gender", "age") else normalize_text(value)
-    if not canon or canon == "none":
-        return None
-    return canon if field in ("gender", "age") else str(value)
+    if field in CLOSED_TYPES:
+        return str(value) if isinstance(value, CLOSED_TYPES[field]) else None
+    canon = normalize_text(value)
+    return None if not canon or canon == "none" else str(value)
 
 
 def vote_weight(duration: float, confidence: float | None) -> float:

@@ -3,7 +3,7 @@ is read and when the evidence contradicts it."""
 
 from __future__ import annotations
 
-from ..schema import Emotion, Level, Value, is_empty_marker
+from ..schema import CLOSED_TYPES, Emotion, Level, Value, is_empty_marker, typed_value
 
 
 def parse_level(text: str, table) -> int | None:
@@ -35,9 +35,12 @@ INTENSITY_EXCESS_STEPS = 2
 
 def typed_answer(field: str, text: str | None, P) -> Value | None:
     """An LLM's answer text read, once, into the value our own labeler gives (the review and the
-    record read the type, never the words): an emotion, a level; other fields stay text."""
+    record read the type, never the words): an emotion, a level, a gender or age group; other
+    fields stay text."""
     if not text or is_empty_marker(text):
         return text
+    if field in CLOSED_TYPES:
+        return typed_value(text, field)
     if field == "emotion":
         return Emotion.parse(text)
     step = parse_level(text, P.PITCH_PARSE if field == "pitch" else P.SPEED_PARSE)

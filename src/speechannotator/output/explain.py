@@ -19,7 +19,7 @@ import click
 from ..agents.context import admitted_evidence
 from ..corrections import ADDED_FIELD, EDITABLE_FIELDS, SPEAKER_FIELD, placed_decisions, review_segments, reviewed_items
 from ..records import RECORDING_KEY, Contract, Decision, Evidence, Prediction, Segment, Verdict, speaker_key
-from ..schema import COMPOSED_FIELDS, FIELDS, Value, has_cjk, shown
+from ..schema import COMPOSED_FIELDS, FIELDS, Value, shown
 from ..stages import StageName
 from ..state import StateStore
 from ..terminal import echo
@@ -40,6 +40,7 @@ class RecordingTrails:
     decisions: list[Decision]  # placed on the current segments (``corrections.place_decisions``)
     orphaned: list[Decision]  # made on segments that no longer exist; applied to none
     review_skipped: bool
+    lang: str = "en"  # the recording's label language: typed values are shown in it
 
     @classmethod
     def load(cls, store: StateStore, rec: str) -> RecordingTrails:
@@ -63,7 +64,15 @@ class RecordingTrails:
             decisions=placement.placed,
             orphaned=placement.orphaned,
             review_skipped=bool(info and info.get("skipped")),
+            lang=_label_language(store, rec),
         )
+
+
+def _label_language(store: StateStore, rec: str) -> str:
+    try:
+        return store.label_language(rec)
+    except ValueError:  # none before the timeline stage has run
+        return "en"
 
 
 @dataclass
@@ -91,6 +100,7 @@ class FieldTrail:
     orphaned: list[Decision] = dc_field(default_factory=list)  # this field's, on the whole recording
     made: Decision | None = None  # the decision that made this segment (split or added on the page)
     final: Any = None  # None: not finalized yet
+    lang: str = "en"  # the label language typed values are shown in
 
     @property
     def latest(self) -> Prediction | None:
@@ -129,6 +139,7 @@ def field_trail(data: RecordingTrails, segment_index: int, field: str) -> FieldT
         composed=field in COMPOSED_FIELDS,
         segment_field=field not in FIELDS,
         review_skipped=data.review_skipped,
+        lang=data.lang,
         final=_output_value(data.final.get(seg.key, {}), field),
         decisions=[d for d in data.decisions if d.key == seg.key and d.field == field],
         # An orphaned reviewer-made segment is told with the transcript, the field it carried.
@@ -185,7 +196,7 @@ def format_trail(t: FieldTrail) -> str:
     if not t.composed and not t.segment_field and not t.rounds and t.made is None:
         lines.append("predictions: none (the label stage has not run)")
     for r in t.rounds:
-        lines += _round_lines(r)
+        lines += _round_lines(r, t.lang)
     if not t.composed and not t.segment_field and t.review_skipped and t.made is None:
         lines.append("review: skipped (--no-review)")
     for d in t.decisions:
@@ -226,18 +237,16 @@ def _contract_lines(t: FieldTrail) -> list[str]:
     return lines
 
 
-def _value_text(value: Value | None) -> str:
-    """A prediction's value as the record would say it (a typed value rendered in its own language)."""
-    if value is None or isinstance(value, str):
-        return repr(value)
-    return repr(shown(value, "zh" if has_cjk(getattr(value, "label", "") or getattr(value, "text", "")) else "en"))
+def _value_text(value: Value | None, lang: str) -> str:
+    """A prediction's value as the record would say it (a typed value rendered in the label language)."""
+    return repr(value if value is None else shown(value, lang))
 
 
-def _round_lines(r: Round) -> list[str]:
+def _round_lines(r: Round, lang: str) -> list[str]:
     """One round's prediction and its verdict."""
     p, v = r.prediction, r.verdict
     said = f"confidence {p.confidence:.2f}, {p.status}, backend {p.backend or '?'}"
-    lines = [f"round {p.round}: {_value_text(p.value)} ({said})"]
+    lines = [f"round {p.round}: {_value_text(p.value, lang)} ({said})"]
     lines += [
         f"  {k}: {x}"
         for k, x in (("cites", ", ".join(p.evidence)), ("rationale", p.rationale), ("error", p.error))

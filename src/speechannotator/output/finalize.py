@@ -20,16 +20,17 @@ from ..calibration import DEFAULT
 from ..priors.speaker_names import speaker_names_from_text
 from ..records import Prediction, Segment, speaker_key
 from ..schema import (
+    CLOSED_TYPES,
     LABELED_FIELDS,
     NONE_VALUE,
     OUTPUT_KEYS,
+    AgeGroup,
     Emotion,
-    Level,
     SegmentRecord,
+    Typed,
     Value,
-    canonical_closed,
-    closed_value,
     is_empty_marker,
+    shown,
     validate_records,
 )
 from ..stages import StageContext, StageName
@@ -47,24 +48,26 @@ def _weight(seg: Segment, p: Prediction) -> float:
     return max(0.1, seg.duration) * max(0.05, p.confidence or 0.0)
 
 
-def _canon(field: str, value: Value | None) -> str | None:
-    if not isinstance(value, str) or not value.strip():  # speaker traits are text
+def _canon(field: str, value: Value | None) -> Value | None:
+    """The value a speaker trait votes for: a typed closed value, an accent's text; None for none."""
+    if field in CLOSED_TYPES:
+        return value if isinstance(value, CLOSED_TYPES[field]) else None
+    if not isinstance(value, str) or not value.strip() or is_empty_marker(value):
         return None
-    if field in ("gender", "age"):
-        c = canonical_closed(field, value)
-        return None if c in (None, "none") else c
-    return None if is_empty_marker(value) else str(value).strip()
+    return value.strip()
 
 
-def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]) -> dict[tuple[str, str], str | None]:
-    """Speaker-level values for gender, age and accent: {(key, field): canonical value or None}."""
-    out: dict[tuple[str, str], str | None] = {}
+def regularize(
+    segments: list[Segment], preds: dict[tuple[str, str], Prediction]
+) -> dict[tuple[str, str], Value | None]:
+    """Speaker-level values for gender, age and accent: {(key, field): the speaker's value or None}."""
+    out: dict[tuple[str, str], Value | None] = {}
     by_spk: dict[str, list[Segment]] = defaultdict(list)
     for s in segments:
         by_spk[s.speaker].append(s)
     for segs in by_spk.values():
         for field in SPEAKER_FIELDS:
-            votes: dict[str, float] = defaultdict(float)
+            votes: dict[Value, float] = defaultdict(float)
             for s in segs:
                 p = preds.get((s.key, field))
                 c = _canon(field, p.value) if p else None
@@ -89,13 +92,10 @@ def regularize(segments: list[Segment], preds: dict[tuple[str, str], Prediction]
 
 def canonical_value(field: str, value: Value | None, lang: str) -> str:
     """The record's text of a reviewed value: typed values are rendered here, once."""
-    none = NONE_VALUE[lang]
-    if isinstance(value, Emotion | Level):
+    if isinstance(value, Typed):
         return value.render(lang)
-    if field in ("gender", "age"):
-        return closed_value(field, value, lang) if value else none
-    if value is None or is_empty_marker(value):
-        return none
+    if value is None or field in CLOSED_TYPES or is_empty_marker(value):
+        return NONE_VALUE[lang]
     value = re.sub(r"\s+", " ", str(value)).strip()
     # an emotion that is not typed came from outside (a person's or an old state's text)
     return Emotion.parse(value).render(lang) if field == "emotion" else value
@@ -158,7 +158,7 @@ def _value(evidence: dict, key: str, name: str):
 
 def speaker_names(
     order: list[str],
-    ages: dict[str, str | None],
+    ages: dict[str, Value | None],
     roles: dict[str, str | None],
     lang: str,
     given: dict[str, str] | None = None,
@@ -178,7 +178,7 @@ def speaker_names(
         else:
             base = f"说话人{n}" if lang == "zh" else f"Speaker{n}"
         age = ages.get(spk)
-        names[spk] = f"{base}_{closed_value('age', age, lang)}" if age else base
+        names[spk] = f"{base}_{age.render(lang)}" if isinstance(age, AgeGroup) else base
     return names
 
 
@@ -243,17 +243,16 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         contracts_of[k][f] = contract
     index = ContextIndex(segments)
     for s in segments:
-        values: dict[str, str] = {}
+        typed: dict[str, Value] = {}  # the record's values, typed ones rendered only into the record
         for f in LABELED_FIELDS:
             p = preds.get((s.key, f))
             raw = reg.get((s.key, f)) if f in SPEAKER_FIELDS else (p.value if p and p.status != "failed" else None)
-            if f in ("gender", "age"):
-                raw = raw if raw else None
-            values[f] = canonical_value(f, raw, label_lang)
+            typed[f] = raw if isinstance(raw, Typed) else canonical_value(f, raw, label_lang)
+        values = {f: shown(v, label_lang) for f, v in typed.items()}
         mine = contracts_of.get(s.key, {})
         task = ComposeTask(
             segment=s,
-            values={**values, "speaker_name": names[s.speaker]},
+            values={**typed, "speaker_name": names[s.speaker]},
             evidence=admitted_evidence(s, mine, evidence),
             context=task_context(s, mine, segments, evidence, index=index),
             label_language=label_lang,

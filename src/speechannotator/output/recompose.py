@@ -16,7 +16,7 @@ from ..agents.backend import ComposeTask
 from ..agents.compose import compose_task
 from ..agents.context import ContextIndex, admitted_evidence, task_context
 from ..corrections import review_segments
-from ..schema import COMPOSED_FIELDS, LABELED_FIELDS
+from ..schema import COMPOSED_FIELDS, LABELED_FIELDS, typed_value
 from ..state import StateStore
 
 # Corrections that change what the caption and contextual inference describe.
@@ -34,7 +34,7 @@ def recomposed(store: StateStore, rec: str, key: str, row: dict[str, Any]) -> di
     evidence = store.evidence(rec)
     task = ComposeTask(
         segment=seg,
-        values={**{f: row[f] for f in LABELED_FIELDS}, "speaker_name": row["speaker_name"]},
+        values={**{f: typed_value(row[f], f) or "" for f in LABELED_FIELDS}, "speaker_name": row["speaker_name"]},
         evidence=admitted_evidence(seg, contracts, evidence),
         context=task_context(seg, contracts, segments, evidence, index=ContextIndex(segments)),
         label_language=store.label_language(rec),

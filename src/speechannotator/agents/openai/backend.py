@@ -25,7 +25,7 @@ from ...llm_client import AudioRejected, BackendStats, CallError, ChatClient, Fo
 from ...records import Contract, Evidence, Prediction, Status
 from ...schema import LABELED_FIELDS
 from ..backend import ComposeTask, LabelTask
-from ..compose import compose_task, contradiction
+from ..compose import compose_task, contradiction, values_text
 from ..levels import typed_answer
 from ..phrases import phrases
 from . import prompts
@@ -338,7 +338,7 @@ class OpenAIBackend:
             schema = compose_schema(ks, opts.max_compose_chars)
             system, user = prompts.compose_messages(
                 segment=task.segment,
-                values=task.values,
+                values=values_text(task),
                 evidence=task.evidence,
                 context=task.context,
                 lang=lang,

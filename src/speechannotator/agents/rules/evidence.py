@@ -15,6 +15,7 @@ from typing import Any
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Contract, Evidence
+from ...schema import Gender
 
 
 @dataclass
@@ -78,24 +79,26 @@ class FieldView:
         return self.context.get(key)
 
 
-def speaker_gender(view_num, view_text) -> tuple[str | None, float]:
-    """(canonical gender or None, probability of that gender) from gender evidence."""
+def from_p_male(p: float) -> tuple[Gender, float]:
+    """The gender a probability of male names, and its probability."""
+    return (Gender.MALE, p) if p >= 0.5 else (Gender.FEMALE, 1.0 - p)
+
+
+def speaker_gender(view_num, view_text) -> tuple[Gender | None, float]:
+    """(gender or None, probability of that gender) from gender evidence."""
     p = view_num("gender.p_male")
     if p is not None:
-        p = min(1.0, max(0.0, p))
-        return ("male", p) if p >= 0.5 else ("female", 1.0 - p)
+        return from_p_male(min(1.0, max(0.0, p)))
     label = view_text("gender.label")
-    if label in ("male", "female"):
-        return label, 0.7
-    return None, 0.0
+    return (Gender(label), 0.7) if label in tuple(Gender) else (None, 0.0)
 
 
-def resolve_gender(v: FieldView) -> tuple[str | None, float, str]:
+def resolve_gender(v: FieldView) -> tuple[Gender | None, float, str]:
     """(gender, probability, source): confident local evidence first, then the speaker's
     aggregate (when the field's scope admits history), then weak local evidence."""
     g, p = speaker_gender(v.num, v.text)
     sp = v.num("speaker.gender.p_male", cite=False)
-    sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1.0 - sp))
+    sg, sprob = (None, 0.0) if sp is None else from_p_male(sp)
     if g is not None and p >= 0.75:
         return g, p, "local"
     if sg is not None and sprob >= 0.7:

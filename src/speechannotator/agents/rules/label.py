@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Segment, Status
-from ...schema import Value, canonical_closed, closed_value, is_empty_marker
+from ...schema import AgeGroup, Gender, Value, is_empty_marker, typed_value
 from ..backend import LabelTask
 from ..phrases import phrases
 from ..transcript import internal_gaps
-from .evidence import FieldView, speaker_gender
+from .evidence import FieldView, from_p_male, speaker_gender
 from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
 
 # The emotion model's labels ("开心/happy" or "happy") it can name; others (e.g. "other") are no label.
 _MODEL_EMOTIONS = frozenset({"angry", "disgusted", "fearful", "happy", "neutral", "sad", "surprised"})
 
 
-def local_gender(v: FieldView) -> tuple[str | None, float]:
+def local_gender(v: FieldView) -> tuple[Gender | None, float]:
     g, p = speaker_gender(v.num, v.text)
     if g is not None:
         return g, p
@@ -33,64 +33,54 @@ def local_gender(v: FieldView) -> tuple[str | None, float]:
     # Pitch alone separates adult voices only outside their overlap (150-185 Hz by default).
     cal = v.cal
     if hz < cal.pitch_male_below_hz:
-        return "male", 0.75 if hz < cal.pitch_male_confident_hz else 0.6
+        return Gender.MALE, 0.75 if hz < cal.pitch_male_confident_hz else 0.6
     if hz > cal.pitch_female_above_hz:
-        return "female", 0.75 if hz > cal.pitch_female_confident_hz else 0.6
+        return Gender.FEMALE, 0.75 if hz > cal.pitch_female_confident_hz else 0.6
     return None, 0.5
 
 
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     g, p = local_gender(v)
     sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
-    sg, sprob = (None, 0.0) if sp is None else (("male", sp) if sp >= 0.5 else ("female", 1 - sp))
-    lang = P.LANG
+    sg, sprob = (None, 0.0) if sp is None else from_p_male(sp)
     if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.75):
         v.num("speaker.gender.p_male")
         why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
-        return Outcome(closed_value("gender", sg, lang), round(min(0.85, sprob), 2), "ok", why)
+        return Outcome(sg, round(min(0.85, sprob), 2), "ok", why)
     if g is not None:
-        return Outcome(
-            closed_value("gender", g, lang),
-            round(p, 2),
-            "ok" if p >= 0.6 else "abstain",
-            f"local gender evidence p={p:.2f}",
-        )
+        return Outcome(g, round(p, 2), "ok" if p >= 0.6 else "abstain", f"local gender evidence p={p:.2f}")
     return Outcome(P.NONE, 0.0, "abstain", "no gender evidence")
 
 
 def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
-    lang = P.LANG
     for name in ("age.band", "speaker.age.band"):
         band = v.text(name)
-        canon = canonical_closed("age", band) if band else None
-        if canon and canon != "none":
-            return Outcome(
-                closed_value("age", canon, lang), 0.7 if name == "age.band" else 0.6, "ok", f"age model band {band}"
-            )
+        if isinstance(group := typed_value(band, "age"), AgeGroup):  # the model's band, any alias
+            return Outcome(group, 0.7 if name == "age.band" else 0.6, "ok", f"age model band {band}")
     years = v.num("age.years")
     if years is not None and 0 < years < 110:  # a plugged-in age regressor without a band
-        bands = ((13, "child"), (18, "teenager"), (36, "young adult"), (60, "middle-aged"))
-        canon = next((band for top, band in bands if years < top), "elderly")
-        return Outcome(closed_value("age", canon, lang), 0.6, "ok", f"age model estimate {years:.0f} years")
+        bands = ((13, AgeGroup.CHILD), (18, AgeGroup.TEENAGER), (36, AgeGroup.YOUNG_ADULT), (60, AgeGroup.MIDDLE_AGED))
+        group = next((band for top, band in bands if years < top), AgeGroup.ELDERLY)
+        return Outcome(group, 0.6, "ok", f"age model estimate {years:.0f} years")
     # No age model: a cautious guess from pitch and voice quality, stated with low confidence.
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
     g, _ = local_gender(v)
     if g is None and (sp := v.num("speaker.gender.p_male")) is not None:
-        g = "male" if sp >= 0.5 else "female"
+        g, _ = from_p_male(sp)
     hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
     if hz is None and g is None:
         return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
     if hz is not None and hz >= 300:
-        canon, why = "child", f"very high F0 {hz:.0f} Hz"
+        group, why = AgeGroup.CHILD, f"very high F0 {hz:.0f} Hz"
     elif (
         (jit or 0) > v.cal.jitter_high and (shim or 0) > v.cal.shimmer_high and (hnr is None or hnr < v.cal.hnr_low_db)
     ):
-        canon, why = "elderly", "high jitter and shimmer"
-    elif g == "male" and hz is not None and v.cal.pitch_class(hz, "male") <= -1:
-        canon, why = "middle-aged", "low male F0"
+        group, why = AgeGroup.ELDERLY, "high jitter and shimmer"
+    elif g == Gender.MALE and hz is not None and v.cal.pitch_class(hz, g) <= -1:
+        group, why = AgeGroup.MIDDLE_AGED, "low male F0"
     else:
-        canon, why = "young adult", "adult voice without age cues"
-    return Outcome(closed_value("age", canon, lang), 0.3, "abstain", f"no age model; cautious guess: {why}")
+        group, why = AgeGroup.YOUNG_ADULT, "adult voice without age cues"
+    return Outcome(group, 0.3, "abstain", f"no age model; cautious guess: {why}")
 
 
 def label_accent(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
@@ -319,12 +309,12 @@ _RULES = {
 }
 
 
-def _valid_suggestion(field: str, text: Value, lang: str) -> Value | None:
-    if not isinstance(text, str):  # a typed value: the reviewer's own reading
+def _valid_suggestion(field: str, given: Value, lang: str) -> Value | None:
+    text = typed_value(given, field)  # a closed value given by its word (any alias) read as its type
+    if not isinstance(text, str) or isinstance(text, Gender | AgeGroup):  # typed: the reviewer's own reading
         return text
-    if field in ("gender", "age"):
-        canon = canonical_closed(field, text)
-        return None if canon is None else closed_value(field, canon, lang)
+    if field in ("gender", "age") and not is_empty_marker(text):  # not a closed value
+        return None
     if is_empty_marker(text):
         return phrases(lang).NONE
     text = text.strip().strip("。.")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
-from ...schema import Emotion, Field, Level, Value, canonical_closed, closed_value, is_empty_marker, shown
+from ...schema import CLOSED_TYPES, AgeGroup, Emotion, Field, Gender, Level, Value, is_empty_marker, shown
 from ..backend import ReviewTask
 from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import parse_emotion, phrases
@@ -142,22 +142,20 @@ class _Reviewer:
         maj, share, n = speaker_majority(self.task, field)
         if maj is None or n < 2 or share < 0.7 or local_strong:
             return None
-        mine = canonical_closed(field, p.value) if field in ("gender", "age") else str(p.value)
-        if mine == maj:
+        if str(p.value) == maj:  # a vote is a closed value's id, an open one's text
             return None
-        shown = closed_value(field, maj, self.lang) if field in ("gender", "age") else maj
-        return self.reject(field, self.M["drift"].format(n=n, v=shown), shown)
+        sug = CLOSED_TYPES[field](maj) if field in CLOSED_TYPES else maj
+        return self.reject(field, self.M["drift"].format(n=n, v=shown(sug, self.lang)), sug)
 
     def _gender(self, p: Prediction) -> Verdict:
-        canon = canonical_closed("gender", p.value)
-        if canon is None:
+        if not isinstance(p.value, Gender) and not is_empty_marker(p.value):
             return self.reject("gender", self.M["missing"], None)
         g, prob = local_gender(self.view("gender"))
-        strong = g is not None and g == canon and prob >= 0.9
+        strong = g is not None and g == p.value and prob >= 0.9
         return self._drift("gender", p, strong) or self.accept("gender", "consistent with evidence and speaker")
 
     def _age(self, p: Prediction) -> Verdict:
-        if canonical_closed("age", p.value) is None:
+        if not isinstance(p.value, AgeGroup) and not is_empty_marker(p.value):
             return self.reject("age", self.M["missing"], None)
         strong = self.view("age").text("age.band") is not None and p.confidence >= 0.8
         return self._drift("age", p, strong) or self.accept("age", "consistent with the speaker")
@@ -242,12 +240,12 @@ class _Reviewer:
         ref = None  # related field: the F0 norm depends on the speaker's consistent gender
         if "speaker_history" in v.scope:
             maj, share, n = speaker_majority(self.task, "gender")
-            ref = maj if maj in ("male", "female") and share >= 0.7 and n >= 2 else None
+            ref = Gender(maj) if maj in tuple(Gender) and share >= 0.7 and n >= 2 else None
         level, _ = pitch_level(v, ref)
         used, _, _ = resolve_gender(self.view("pitch"))
         if ref is not None and used != ref and level is not None and level != said:
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
-            return self.reject("pitch", self.M["pitch_gender"].format(v=closed_value("gender", ref, self.lang)), sug)
+            return self.reject("pitch", self.M["pitch_gender"].format(v=ref.render(self.lang)), sug)
         if level is not None and said is not None and levels_disagree(level, said):
             sug = label_pitch(self.view("pitch"), self.task.segment, self.P, ref).value
             return self.reject("pitch", self.M["pitch"], sug)
@@ -287,9 +285,9 @@ class _Reviewer:
     def _texture(self, p: Prediction) -> Verdict:
         """A related field: "deep" names a low male voice, never one this segment labels female."""
         gender = self.task.predictions.get("gender")
-        female = gender is not None and canonical_closed("gender", gender.value) == "female"
+        female = gender is not None and gender.value == Gender.FEMALE
         if female and self.P.TEXTURE["deep"] in str(p.value):
-            sug = label_texture(self.view("texture"), self.task.segment, self.P, "female").value
+            sug = label_texture(self.view("texture"), self.task.segment, self.P, Gender.FEMALE).value
             return self.reject("texture", self.M["texture_gender"].format(v=p.value), sug)
         return self._open_nonempty("texture", p)
 

@@ -23,8 +23,9 @@ import numpy as np
 import soundfile as sf
 import soxr
 
+from .known_truth import librivox
+
 SR = 16000
-LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 
 # espeak-ng voices (variant, pitch, speed) chosen to be far apart; the reader is speaker 0.
 # Resemblyzer places most espeak-ng variants within 0.8-0.95 cosine of each other (one
@@ -98,21 +99,6 @@ def _tts(text: str, voice: str, pitch: int, speed: int) -> np.ndarray:
     return soxr.resample(x, sr, SR).astype(np.float32)
 
 
-@lru_cache(maxsize=1)
-def librivox_clips() -> tuple[tuple[np.ndarray, str], ...]:
-    """The five LibriVox clips with their transcripts."""
-    texts = {}
-    for line in (LIBRIVOX / "transcription").read_text().splitlines():
-        body, _, ident = line.rpartition("(")
-        texts[ident.strip(") ")] = body.replace("<s>", "").replace("</s>", "").strip()
-    out = []
-    for p in sorted(LIBRIVOX.glob("*.wav")):
-        x, sr = sf.read(p, dtype="float32")
-        assert sr == SR
-        out.append((x, texts[p.stem]))
-    return tuple(out)
-
-
 def _trim(x: np.ndarray, thresh: float = 0.01) -> np.ndarray:
     """Cut leading/trailing silence so reference boundaries hug the speech."""
     idx = np.flatnonzero(np.abs(x) > thresh * np.abs(x).max())
@@ -121,7 +107,7 @@ def _trim(x: np.ndarray, thresh: float = 0.01) -> np.ndarray:
 
 def _utterance(speaker: int, i: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
     if speaker == 0:
-        clips = librivox_clips()
+        clips = librivox()
         x, text = clips[i % len(clips)]
     else:
         voice, pitch, speed = VOICES[(speaker - 1) % len(VOICES)]

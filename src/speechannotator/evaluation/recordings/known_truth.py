@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -52,8 +53,11 @@ def espeak(text: str, voice: str, pitch: int = 50, speed: int = 170) -> np.ndarr
     return soxr.resample(x, sr, SR).astype(np.float32)
 
 
-def librivox() -> list[tuple[np.ndarray, str]]:
-    """(samples, transcript) of the LibriVox clips (one male reader)."""
+@lru_cache(maxsize=1)
+def librivox() -> tuple[tuple[np.ndarray, str], ...]:
+    """(samples, transcript) of the five LibriVox clips (one male reader), in file order; the one
+    loader of these clips (espeak_conversations' reader turns and the benchmarks use it too).
+    Cached: the arrays are shared, so callers must not change them in place."""
     import soundfile as sf
 
     lines = {}
@@ -65,7 +69,7 @@ def librivox() -> list[tuple[np.ndarray, str]]:
         x, sr = sf.read(str(wav), dtype="float32")
         assert sr == SR
         out.append((x, lines[wav.stem]))
-    return out
+    return tuple(out)
 
 
 def world_shift(x: np.ndarray, target_median_hz: float) -> np.ndarray:
