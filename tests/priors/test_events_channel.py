@@ -255,3 +255,36 @@ def test_background_classifier_matches_its_features():
     assert f.shape == m["mean"].shape == m["scale"].shape and m["coef"].shape == (len(background.CLASSES), len(f))
     p = background.probabilities(f)
     assert set(p) == set(background.CLASSES) and abs(sum(p.values()) - 1.0) < 1e-9
+
+
+def _sources(x: np.ndarray, bounds: list[tuple[float, float]]) -> list[str | None]:
+    """scene.sound_source of each segment after the whole prior extraction."""
+    from speechannotator.audio import Audio
+    from speechannotator.config import PriorsSettings
+    from speechannotator.priors import extract_priors
+    from speechannotator.records import Segment, segment_key
+
+    segs = [
+        Segment(key=segment_key(i), speaker="A", start=a, end=b, text="", language="nl")
+        for i, (a, b) in enumerate(bounds)
+    ]
+    evs = extract_priors(Audio(x, SR, "mix", SR, 1), segs, settings=PriorsSettings(dnsmos=False))
+    named = {e.key: str(e.value) for e in evs if e.name == "scene.sound_source"}
+    return [named.get(s.key) for s in segs]
+
+
+@needs_voices
+@needs_sounds
+def test_a_noise_source_is_named_only_where_the_recording_confirms_it(voice):
+    """Traffic under every segment is named in each; traffic under one segment of four, which
+    the recording's speech as a whole does not confirm, is left as unnamed noise."""
+    parts = [_join(voice[2 * i : 2 * i + 2]) for i in range(4)]
+    gap = np.zeros(SR, np.float32)
+    bounds, t = [], 0.0
+    for p in parts:
+        bounds.append((t, t + len(p) / SR))
+        t += (len(p) + len(gap)) / SR
+    street = np.concatenate([q for p in parts for q in (_under(p, TRAFFIC, -5), gap)]).astype(np.float32)
+    assert _sources(street, bounds) == ["traffic"] * 4
+    once = np.concatenate([q for i, p in enumerate(parts) for q in (_under(p, TRAFFIC, -5) if i == 0 else p, gap)])
+    assert _sources(once.astype(np.float32), bounds)[0] is None

@@ -293,6 +293,13 @@ def _extra_segment_evidence(
     track = events.event_track(audio.samples) if s.sound_events else None
     work.events_s = audio.duration if track is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
+    # A noise source is named only where the recording's speech as a whole confirms it: one steady
+    # noise bed that the classifier hears as traffic in one segment and as a crowd in the next
+    # (generated brown noise under espeak voices) is noise, not a source.
+    whole = (
+        events.segment_events(track, min(g.start for g in segments), max(g.end for g in segments)) if segments else {}
+    )
+    confirmed = scene.sound_source(whole)
     out: list[Evidence | None] = []
     for seg in segments:
         orig = audio.span(seg.start, seg.end)
@@ -317,6 +324,7 @@ def _extra_segment_evidence(
         # above decides babble, and scene.background (which the agents read first) records it
         ev["scene.background"] = "noise" if babble else scene.background(ev)
         source = None if babble else scene.sound_source(ev)
+        source = source if source == confirmed else None
         if source is not None:
             ev["scene.sound_source"] = source
         rel = {"scene.reverb": 0.4, "scene.noise_type": 0.6, "scene.background": 0.7, "scene.noise_db": 0.7}
