@@ -214,7 +214,7 @@ def background(ev: dict[str, float | str]) -> str:
 SOUND_SOURCES = {"vehicle": "traffic", "crowd": "crowd"}
 
 
-def sound_source(ev: dict[str, float | str]) -> str | None:
+def sound_source(ev: dict[str, Any]) -> str | None:
     """'traffic' or 'crowd' where YAMNet heard a vehicle or a crowd under the speech, else None."""
     if "events.music" not in ev:
         return None
