@@ -60,6 +60,10 @@ class DiarizationConfig(_Section):
     voice_similarity: float = 0.35
     min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
     min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
+    # Then windows move to their nearest voice and centroids are recomputed, at most this many
+    # rounds (0: off); it converges in <= 5. Chosen on the 25 development conversations and the
+    # AMI train+dev clips (cached windows): DER 6.54 -> 6.26 % and 19.23 -> 19.10 %, counts as before.
+    refine_iterations: int = Field(default=20, ge=0)
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed
     min_speech_s: float = 0.1  # a speaker's stretches shorter than this are dropped
     min_turn_s: float = 0.5  # exclusive turns shorter than this inside speech join a neighbour
