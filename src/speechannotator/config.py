@@ -52,7 +52,8 @@ class DiarizationConfig(_Section):
     # In the global result, a frame is speech when the mean P(anyone talks) of the chunks that see
     # it exceeds this (before: the mean local count rounded, which dropped frames one of the two
     # chunks heard). Chosen on the 25 development conversations and AMI train+dev (cached
-    # windows): 0.3 / 0.35 / 0.4 / 0.45 / 0.5 gave DER 4.71 / 4.78 / 4.84 / 5.44 / 6.09 % and
+    # windows, with a centroid refinement since removed; without it 0.4 gives 5.12 and 19.16 %):
+    # 0.3 / 0.35 / 0.4 / 0.45 / 0.5 gave DER 4.71 / 4.78 / 4.84 / 5.44 / 6.09 % and
     # 20.30 / 19.62 / 19.03 / 18.89 / 18.44 % (rounded count: 6.26 and 19.10 %).
     frame_speech_threshold: float = 0.4
     # Clustering of CAM++ windows (frontend/diarize.py `_cluster`; docs/timeline.md has the
@@ -66,10 +67,6 @@ class DiarizationConfig(_Section):
     voice_similarity: float = 0.35
     min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
     min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
-    # Then windows move to their nearest voice and centroids are recomputed, at most this many
-    # rounds (0: off); it converges in <= 5. Chosen on the 25 development conversations and the
-    # AMI train+dev clips (cached windows): DER 6.54 -> 6.26 % and 19.23 -> 19.10 %, counts as before.
-    refine_iterations: int = Field(default=20, ge=0)
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed
     min_speech_s: float = 0.1  # a speaker's stretches shorter than this are dropped
     min_turn_s: float = 0.5  # exclusive turns shorter than this inside speech join a neighbour

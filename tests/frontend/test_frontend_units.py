@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from speechannotator.config import DiarizationConfig
-from speechannotator.frontend.diarize import _cluster, _reconstruct, _refine, _to_turns, _Windows
+from speechannotator.frontend.diarize import _cluster, _reconstruct, _to_turns, _Windows
 from speechannotator.frontend.reference import ReferenceError, load_reference_timeline
 from speechannotator.frontend.refine import normalize_transcript
 from speechannotator.frontend.segment_table import build_segments
@@ -88,25 +88,6 @@ def test_small_pieces_heard_beside_every_voice_make_a_voice_of_their_own():
     w.slot = np.concatenate([np.zeros(20, int), np.ones(8, int)])
     label, cent, _ = _cluster(w, cfg)
     assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
-
-
-def test_refinement_moves_a_window_to_the_voice_it_is_closest_to():
-    rng = np.random.default_rng(5)
-    q, _ = np.linalg.qr(rng.normal(size=(64, 2)))
-    a, b = q[:, 0], q[:, 1]
-    x = np.concatenate([a + 0.05 * rng.normal(size=(20, 64)), b + 0.05 * rng.normal(size=(20, 64))])
-    mid = 0.45 * a + 0.55 * b  # closer to voice b than to voice a
-    x = np.concatenate([x, mid[None]])
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    # Centroids as a clustering might leave them: voice a's pulled towards b, so the middle
-    # window starts in voice a.
-    start = np.stack([a + 0.5 * b, b])
-    start /= np.linalg.norm(start, axis=1, keepdims=True)
-    label, _ = _refine(x, start, 0)
-    assert label[-1] == 0 and (label[:20] == 0).all() and (label[20:40] == 1).all()
-    label, cent = _refine(x, start, 20)
-    assert label[-1] == 1 and (label[:20] == 0).all() and (label[20:40] == 1).all()
-    assert cent[0] @ a > 0.99
 
 
 def test_a_frame_heard_by_one_of_two_chunks_is_speech_when_their_mean_probability_says_so():

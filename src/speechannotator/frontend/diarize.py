@@ -11,9 +11,7 @@ The structure of pyannote 3.x, on models that ship in a wheel:
    similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
    directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
    clusters that segmentation heard beside every voice join each other (`_join_orphans`);
-   clusters with under `min_cluster_s` of speech join their nearest large one; then every
-   window goes to its nearest voice and the voices' centroids are recomputed until no window
-   moves (`_refine`).
+   clusters with under `min_cluster_s` of speech join their nearest large one.
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded; the most active speakers fill that count.
 
@@ -183,26 +181,10 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     keep = keep[: cfg.max_speakers] or list(order[:1])
     cent = cent[sorted(keep)]
     cent /= np.linalg.norm(cent, axis=1, keepdims=True)
-    label, cent = _refine(x, cent, cfg.refine_iterations)
+    label = (x @ cent.T).argmax(axis=1)
     sim = cent @ cent.T
     closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
     return label, cent, closest
-
-
-def _refine(x: np.ndarray, cent: np.ndarray, iterations: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every window to its nearest centroid, then each centroid the mean direction of all its
-    windows (not only the clustered ones), repeated until no window moves (spherical k-means from
-    the clustering's voices, their number fixed): windows the linkage put in the wrong piece, or
-    that were left out of it, move to the voice they are closest to."""
-    label = (x @ cent.T).argmax(axis=1)
-    for _ in range(iterations):
-        mean = np.stack([x[label == j].mean(axis=0) if (label == j).any() else cent[j] for j in range(len(cent))])
-        cent = mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)
-        moved = (x @ cent.T).argmax(axis=1)
-        if (moved == label).all():
-            break
-        label = moved
-    return label, cent
 
 
 def _agglomerate(
