@@ -52,9 +52,8 @@ class DiarizationConfig(_Section):
     # In the global result, a frame is speech when the mean P(anyone talks) of the chunks that see
     # it exceeds this (before: the mean local count rounded, which dropped frames one of the two
     # chunks heard). Chosen on the 25 development conversations and AMI train+dev (cached
-    # windows, with a centroid refinement since removed; without it 0.4 gives 5.12 and 19.16 %):
-    # 0.3 / 0.35 / 0.4 / 0.45 / 0.5 gave DER 4.71 / 4.78 / 4.84 / 5.44 / 6.09 % and
-    # 20.30 / 19.62 / 19.03 / 18.89 / 18.44 % (rounded count: 6.26 and 19.10 %).
+    # windows): 0.3 / 0.35 / 0.4 / 0.45 / 0.5 give DER 5.00 / 5.06 / 5.12 / 5.72 / 6.37 % and
+    # 20.43 / 19.75 / 19.16 / 19.01 / 18.56 % (the rounded count: 6.54 and 19.23 %).
     frame_speech_threshold: float = 0.4
     # Clustering of CAM++ windows (frontend/diarize.py `_cluster`; docs/timeline.md has the
     # tuning): average linkage stops at `threshold` (mean window-pair cosine), finer than one
