@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from speechannotator.config import DiarizationConfig
-from speechannotator.frontend.diarize import _cluster, _to_turns, _Windows
+from speechannotator.frontend.diarize import _cluster, _reconstruct, _to_turns, _Windows
 from speechannotator.frontend.reference import ReferenceError, load_reference_timeline
 from speechannotator.frontend.refine import normalize_transcript
 from speechannotator.frontend.segment_table import build_segments
+from speechannotator.frontend.segmentation import ChunkActivity
 from speechannotator.records import Turn
 
 
@@ -87,6 +88,24 @@ def test_small_pieces_heard_beside_every_voice_make_a_voice_of_their_own():
     w.slot = np.concatenate([np.zeros(20, int), np.ones(8, int)])
     label, cent, _ = _cluster(w, cfg)
     assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
+
+
+def test_a_frame_heard_by_one_of_two_chunks_is_speech_when_their_mean_probability_says_so():
+    # Two chunks of 40 frames overlapping by 20; one local speaker talks in frames 10-30 of the
+    # recording, but only the first chunk hears its frames 20-30 (the second is unsure there).
+    activity = np.zeros((2, 40, 3))
+    activity[0, 10:30, 0] = 1
+    probability = np.zeros((2, 40))
+    probability[0, 10:30] = 0.9
+    probability[1, 0:10] = 0.2  # recording frames 20-30: mean (0.9 + 0.2) / 2 = 0.55
+    act = ChunkActivity(np.array([0.0, 20 * 270 / 16000]), activity, probability)
+    z = np.zeros(1, int)
+    w = _Windows(z, z, np.array([10]), np.array([30]), np.ones(1), np.ones((1, 4)), z * 0.0, z + 1.0)
+    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.4)
+    assert binary[10:30, 0].all() and not binary[:10, 0].any() and not binary[30:, 0].any()
+    # A stricter threshold leaves the frames only one chunk is sure of.
+    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.6)
+    assert binary[10:20, 0].all() and not binary[20:30, 0].any()
 
 
 def test_subsampled_clustering_matches_whole_file_clustering():

@@ -275,15 +275,17 @@ def _join_orphans(x, labels, chunk, slot, mass_of, cfg: DiarizationConfig) -> np
     return _agglomerate(x, labels, cfg.voice_similarity, 1, relative=False, among=orphan, apart=apart)
 
 
-def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int):
+def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int, speech_threshold: float):
     """(frames, speakers) binary global activity and scores: each window votes for its speaker
     on the frames where its local speaker is active; the number of speakers per frame is the
-    chunks' average local count, rounded."""
+    chunks' average local count, rounded, and at least one where the chunks' average probability
+    of speech exceeds `speech_threshold`."""
     from .segmentation import FRAME_STEP
 
     score = np.zeros((total_frames, n_speakers))
     count = np.zeros(total_frames)
     covered = np.zeros(total_frames)
+    prob = np.zeros(total_frames)
     n_chunks, n_frames, _ = act.activity.shape
     g0 = np.round(act.starts * SR / FRAME_STEP).astype(int)
     for c in range(n_chunks):
@@ -291,6 +293,7 @@ def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_fra
         if span > 0:
             covered[g0[c] : g0[c] + span] += 1
             count[g0[c] : g0[c] + span] += act.activity[c][:span].sum(axis=1)
+            prob[g0[c] : g0[c] + span] += act.probability[c][:span]
     votes = np.zeros((total_frames, n_speakers))
     for i in range(len(w)):
         c, k, f0, f1 = w.chunk[i], w.slot[i], w.f0[i], w.f1[i]
@@ -308,7 +311,11 @@ def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_fra
     tot = votes.sum(axis=1, keepdims=True)
     score = np.where(tot > 0, votes / np.maximum(tot, 1e-9), 0.0) * (heard / np.maximum(covered, 1))[:, None]
     covered = np.maximum(covered, 1)
-    n_active = np.minimum(np.round(count / covered).astype(int), n_speakers)
+    n_active = np.round(count / covered).astype(int)
+    # With chunks every 5 s each frame is seen by two: a frame only one of them hears has a mean
+    # count of 0.5, which rounds to 0 (13 s of 46 s of mmf_reverb's speech were lost so).
+    # Whether a frame is speech is decided on the chunks' mean probability instead.
+    n_active = np.minimum(np.where(prob / covered > speech_threshold, np.maximum(n_active, 1), 0), n_speakers)
     binary = np.zeros_like(score, dtype=bool)
     order = np.argsort(-score, axis=1, kind="stable")
     for j in range(1, int(n_active.max(initial=0)) + 1):
@@ -413,7 +420,7 @@ def diarize(
         return DiarizationResult([], 0, 0.0, 0, [])
     label, centroids, closest = _cluster(loc, cfg)
     total = int(np.ceil(len(x) / FRAME_STEP))
-    binary, score = _reconstruct(act, loc, label, len(centroids), total)
+    binary, score = _reconstruct(act, loc, label, len(centroids), total, cfg.frame_speech_threshold)
     turns, speech = _to_turns(binary, score, cfg, len(x) / SR)
     # Ids in order of first appearance (S0 speaks first), so reruns and exports read naturally.
     first: dict[str, int] = {}
