@@ -38,7 +38,7 @@ import soundfile as sf
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "speed"
 SR = 16000
-STAGES = ("load", "vad", "diarize", "transcribe", "refine", "enhance", "extract_priors")
+STAGES = ("load", "vad", "diarize", "transcribe", "word_changes", "refine", "enhance", "extract_priors")
 STAGES += ("plan", "label", "review", "finalize")  # the keys of AnnotationResult.timings, in stage order
 
 

@@ -23,6 +23,7 @@ from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
+from .heap import release
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
@@ -133,6 +134,7 @@ def run_priors(ctx: StageContext) -> None:
             t = time.perf_counter()
             enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
+            release()
         t = time.perf_counter()
         evidence = extract_priors(
             audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
@@ -282,6 +284,7 @@ class Annotator:
                     )
                     raise
                 result.timings[stage.name] = time.perf_counter() - t
+                release()  # the stage's freed buffers back to the system before the next models load
             self.store.set_status(rec, "complete")
             result.records, result.output = stored_records(ctx), out_path
             self._count_failed(rec, result)

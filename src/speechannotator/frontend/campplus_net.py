@@ -23,8 +23,8 @@ class ResBlock(nn.Module):
             self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=(stride, 1), bias=False), nn.BatchNorm2d(cout))
 
     def forward(self, x):
-        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)))))
-        return F.relu(y + self.shortcut(x))
+        y = self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x)), inplace=True)))
+        return F.relu(y.add_(self.shortcut(x)), inplace=True)
 
 
 class FrontEnd(nn.Module):
@@ -41,8 +41,8 @@ class FrontEnd(nn.Module):
         self.out_channels = ch * (feat_dim // 8)
 
     def forward(self, x):
-        y = F.relu(self.bn1(self.conv1(x.unsqueeze(1))))
-        y = F.relu(self.bn2(self.conv2(self.layer2(self.layer1(y)))))
+        y = F.relu(self.bn1(self.conv1(x.unsqueeze(1))), inplace=True)
+        y = F.relu(self.bn2(self.conv2(self.layer2(self.layer1(y)))), inplace=True)
         b, c, f, t = y.shape
         return y.reshape(b, c * f, t)
 
@@ -50,7 +50,7 @@ class FrontEnd(nn.Module):
 def bn_relu(channels: int) -> nn.Sequential:
     seq = nn.Sequential()
     seq.add_module("batchnorm", nn.BatchNorm1d(channels))
-    seq.add_module("relu", nn.ReLU())
+    seq.add_module("relu", nn.ReLU(inplace=True))  # on the batch norm's fresh output
     return seq
 
 
@@ -81,8 +81,8 @@ class CAM(nn.Module):
         seg = F.avg_pool1d(x, self.seg_len, self.seg_len, ceil_mode=True)
         seg = seg.repeat_interleave(self.seg_len, dim=-1)[..., :t]
         context = x.mean(-1, keepdim=True) + seg
-        gate = torch.sigmoid(self.linear2(F.relu(self.linear1(context))))
-        return self.linear_local(x) * gate
+        gate = torch.sigmoid_(self.linear2(F.relu(self.linear1(context), inplace=True)))
+        return self.linear_local(x).mul_(gate)
 
 
 class DenseLayer(nn.Module):

@@ -74,6 +74,28 @@ def _best_change(seg: Segment, scores: np.ndarray, cuts: list[tuple[int, float]]
     return best
 
 
+def _embedded(
+    spans: list[tuple[float, float]],
+    known: dict[tuple[float, float], np.ndarray],
+    samples: np.ndarray,
+    sr: int,
+    space: SpeakerSpace,
+    device: str,
+) -> np.ndarray:
+    """Projected CAM++ vectors of `spans`; only spans not in `known` are embedded (the pieces of
+    a split segment are searched again over mostly the same spans), and `known` keeps them."""
+    from .campplus import CamPlusEncoder
+
+    if sr != 16000:
+        raise ValueError(f"word-level speaker changes need 16 kHz audio, got {sr} Hz")
+    need = [sp for sp in spans if sp not in known]
+    if need:
+        # batches of 16 as the diarizer's: a batch's activations grow with it (64 spans of 1.6 s: ~0.3 GB)
+        vecs = space.project(CamPlusEncoder.load(device).embed(samples, need, batch=16))
+        known.update(zip(need, vecs))
+    return np.stack([known[sp] for sp in spans])
+
+
 def split_at_word_changes(
     segments: list[Segment],
     samples: np.ndarray,
@@ -92,6 +114,7 @@ def split_at_word_changes(
     out: list[Segment] = []
     splits = 0
     todo = list(segments)
+    known: dict[tuple[float, float], np.ndarray] = {}
     while todo:
         seg = todo.pop(0)
         words = sorted(seg.words, key=lambda w: (w.start, w.end))
@@ -107,11 +130,7 @@ def split_at_word_changes(
         spans = []
         for _, cut in cuts:
             spans += [(max(seg.start, cut - _CONTEXT), cut), (cut, min(seg.end, cut + _CONTEXT))]
-        from .campplus import CamPlusEncoder
-
-        if sr != 16000:
-            raise ValueError(f"word-level speaker changes need 16 kHz audio, got {sr} Hz")
-        scores = space.project(CamPlusEncoder.load(cfg.device).embed(samples, spans)) @ cents.T
+        scores = _embedded(spans, known, samples, sr, space, cfg.device) @ cents.T
         change = _best_change(seg, scores, cuts, speakers, margin)
         if change is None:
             out.append(seg)

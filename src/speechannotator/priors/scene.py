@@ -263,10 +263,25 @@ def _dnsmos_model():
     """The DNSMOS ONNX sessions, loaded once per process (stateless: shared across recordings)."""
     import os
 
+    import onnxruntime as ort
     from speechmos import dnsmos as dm
 
+    class _OneThread(dm.DNSMOS):
+        """speechmos's DNSMOS on one intra-op thread without spin-waiting and without a memory
+        arena (its own sessions take every core and spin between runs: CPU time burnt on a
+        shared machine; the scores are the same)."""
+
+        def __init__(self, primary: str, p808: str) -> None:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            opts.enable_cpu_mem_arena = False  # an arena keeps its largest window's buffers for good
+            self.primary_model_path = primary
+            self.onnx_sess = ort.InferenceSession(primary, opts, providers=["CPUExecutionProvider"])
+            self.p808_onnx_sess = ort.InferenceSession(p808, opts, providers=["CPUExecutionProvider"])
+
     base = os.path.dirname(dm.__file__)
-    return dm.DNSMOS(
+    return _OneThread(
         os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx")
     )
 
