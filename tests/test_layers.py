@@ -13,8 +13,9 @@ PKG = "speechannotator"
 # Low to high. A module may import its own layer and the layers below it. Entries are module
 # names or package prefixes below "speechannotator"; "" is the package itself (the public API).
 LAYERS: list[tuple[str, ...]] = [
-    # data types, vocabularies, thresholds; what is printed; the one atomic file write
-    ("records", "schema", "calibration", "terminal", "atomic"),
+    # data types, vocabularies, thresholds; what is printed; the one atomic file write; giving
+    # freed heap pages back to the system between stages
+    ("records", "schema", "calibration", "terminal", "atomic", "heap"),
     ("config", "audio", "assets", "timelines"),  # settings; stage 1 (load); shipped model files; timeline files
     ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
     # human corrections in force; one writer per recording
