@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +42,10 @@ STAGES = ("load", "vad", "diarize", "transcribe", "word_changes", "refine", "enh
 STAGES += ("plan", "label", "review", "finalize")  # the keys of AnnotationResult.timings, in stage order
 
 
-_ec = partial(
-    importlib.import_module, "speechannotator.evaluation.recordings.espeak_conversations"
-)  # lazy: see --before
+def _recordings(module: str):
+    """A recording-builder module of the package, imported only when a file is built: a --before
+    child runs an older package, which may not have it."""
+    return importlib.import_module(f"speechannotator.evaluation.recordings.{module}")
 
 
 @cache
@@ -59,7 +60,7 @@ def mandarin_lecture() -> np.ndarray:
 
 
 def _lv(i: int) -> np.ndarray:
-    clips = importlib.import_module("speechannotator.evaluation.recordings.known_truth").librivox()
+    clips = _recordings("known_truth").librivox()
     return clips[i % len(clips)][0]
 
 
@@ -93,8 +94,12 @@ def short_batch() -> list[Path]:
         "s3_reader_long": lambda: _join([_lv(i) for i in (4, 2, 0, 3, 1, 0, 2, 4, 1)], rng, (0.6, 2.0)),
         "s4_lecture_a": lambda: _zh(0.0, 30.0),
         "s5_lecture_b": lambda: _zh(30.0, 70.5),
-        "s6_reader_pink10": lambda: _ec().add_noise(_join([_lv(i) for i in (1, 3, 0, 2, 4)], rng), "pink", 10, seed=6),
-        "s7_lecture_music": lambda: _ec().add_noise(_zh(12.0, 58.0), "music", 15.0, seed=7),
+        "s6_reader_pink10": lambda: _recordings("espeak_conversations").add_noise(
+            _join([_lv(i) for i in (1, 3, 0, 2, 4)], rng), "pink", 10.0, seed=6
+        ),
+        "s7_lecture_music": lambda: _recordings("espeak_conversations").add_noise(
+            _zh(12.0, 58.0), "music", 15.0, seed=7
+        ),
         "s8_reader_lecture": lambda: _join([_lv(0), _zh(5.0, 14.0), _lv(2), _zh(20.0, 27.0), _lv(3)], rng),
     }
     return [_built(name, make) for name, make in recipes.items()]
@@ -119,7 +124,7 @@ def long_recording(seconds: float) -> Path:
             pieces.append(x)
             total += len(x) / SR + 0.9
         y = _join(pieces, rng, (0.3, 1.5))[: int(seconds * SR)]
-        return _ec().add_noise(y, "pink", 30.0, seed=int(seconds))
+        return _recordings("espeak_conversations").add_noise(y, "pink", 30.0, seed=int(seconds))
 
     return _built(f"long_{int(seconds)}s", make)
 
