@@ -113,7 +113,8 @@ def _embed_spec() -> dict | None:
         return None
 
 
-def _embed_model() -> tuple[np.ndarray, float] | None:
+@cache
+def _embed_model() -> tuple[np.ndarray, float] | None:  # read once, not per segment
     spec = _embed_spec()
     return None if spec is None else (np.asarray(spec["weights"], np.float64), float(spec["bias"]))
 
