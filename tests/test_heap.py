@@ -14,7 +14,7 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * 4096 / 2**20
 
 
-@pytest.mark.skipif(heap._libc() is None, reason="no glibc malloc_trim")
+@pytest.mark.skipif(heap._malloc_trim() is None, reason="no glibc malloc_trim")
 def test_release_returns_freed_pages_between_live_buffers():
     assert sys.platform.startswith("linux")
     # 100 KB buffers come from the heap (below glibc's 128 KiB mmap threshold); keeping every

@@ -19,7 +19,7 @@ from typing import Any
 
 
 @cache
-def _libc() -> Any:
+def _malloc_trim() -> Any:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -33,5 +33,5 @@ def _libc() -> Any:
 
 def release() -> bool:
     """Return the heap's free pages to the system; False where there is no glibc."""
-    trim = _libc()
+    trim = _malloc_trim()
     return bool(trim(0)) if trim is not None else False
