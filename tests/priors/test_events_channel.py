@@ -7,18 +7,18 @@ the event thresholds were set on the other voices and sound files.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from speechannotator.evaluation.recordings import real_sounds as rs
 from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.priors import channel, events, yamnet
 
 SR = 16000
-SOUNDS = Path(os.environ.get("REAL_SOUNDS_DIR") or Path(__file__).resolve().parents[2] / "benchmarks/data/real_sounds")
+SOUNDS = rs.SOUNDS  # $REAL_SOUNDS_DIR or the checkout's benchmarks/data/real_sounds
 MOH = SOUNDS / "root/usr/share/asterisk/moh/manolo_camp-morning_coffee.wav"
 # the first laugh of the benchmark's held-out half (Surfer, used here before, is a tune laugh)
 LAUGH = SOUNDS / "root/usr/share/games/hedgewars/Data/Sounds/voices/Default_es/Laugh.ogg"
@@ -31,30 +31,12 @@ needs_sounds = pytest.mark.skipif(
 )
 
 
-def _read(path: Path) -> np.ndarray:
-    import soundfile as sf
-    import soxr
-
-    x, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    return soxr.resample(x.mean(axis=1), sr, SR).astype(np.float32)
-
-
-def _power(x: np.ndarray) -> float:
-    a = x[np.abs(x) > 0.01 * float(np.abs(x).max())]
-    return float((a**2).mean())
-
-
 @pytest.fixture(scope="module")
 def voice():
     if not rv.available():
         pytest.skip("real voices not fetched")
     clips = rv.clips("nl_m", limit=12)
     return [c.samples for c in clips]
-
-
-def _join(parts, gap_s=0.25):
-    gap = np.zeros(int(gap_s * SR), np.float32)
-    return np.concatenate([p for x in parts for p in (x, gap)])[: -len(gap)]
 
 
 def test_quantization_constants_come_from_the_graph():
@@ -75,7 +57,7 @@ def test_log_mel_patches_have_yamnet_shape():
 
 @needs_voices
 def test_speech_is_speech_and_no_music_or_laughter(voice):
-    x = _join(voice[:4])
+    x = rs.join(voice[:4])
     track = events.event_track(x)
     ev = events.segment_events(track, 0.0, len(x) / SR)
     assert np.median(track.groups["speech"]) > 0
@@ -88,9 +70,9 @@ def test_speech_is_speech_and_no_music_or_laughter(voice):
 @needs_voices
 @needs_sounds
 def test_music_bed_ten_db_under_the_voice_is_found(voice):
-    x = _join(voice[:4])
-    m = _read(MOH)[SR * 10 : SR * 10 + len(x)]
-    bed = m * np.sqrt(_power(x) * 10 ** (-10 / 10) / float((m**2).mean()))
+    x = rs.join(voice[:4])
+    m = rs.read_sound(MOH)[SR * 10 : SR * 10 + len(x)]
+    bed = m * np.sqrt(rs.active_power(x) * 10 ** (-10 / 10) / float((m**2).mean()))
     ev = events.segment_events(events.event_track(x + bed), 0.0, len(x) / SR)
     assert ev["events.music"] >= 0.5
     assert ev["events.music_over_speech"] < events.MUSIC_LOUD_OVER_SPEECH + 4  # not louder than the voice
@@ -99,10 +81,10 @@ def test_music_bed_ten_db_under_the_voice_is_found(voice):
 @needs_voices
 @needs_sounds
 def test_laughter_is_heard_where_it_happens(voice):
-    head, tail = _join(voice[:2]), _join(voice[2:4])
-    laugh = _read(LAUGH)
-    laugh = laugh * np.sqrt(_power(head) / _power(laugh))
-    x = _join([head, laugh, tail])
+    head, tail = rs.join(voice[:2]), rs.join(voice[2:4])
+    laugh = rs.read_sound(LAUGH)
+    laugh = laugh * np.sqrt(rs.active_power(head) / rs.active_power(laugh))
+    x = rs.join([head, laugh, tail])
     t0 = (len(head) + int(0.25 * SR)) / SR
     t1 = t0 + len(laugh) / SR
     ev = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
@@ -123,7 +105,7 @@ def test_held_out_speech_rarely_has_a_false_laugh():
         for c in rv.clips(name, limit=40):
             cur.append(c.samples)
             if sum(len(x) for x in cur) >= 4 * SR:
-                segs.append(_join(cur))
+                segs.append(rs.join(cur))
                 cur = []
         for x in segs[:8]:
             ev = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
@@ -151,9 +133,9 @@ def test_laughter_needs_its_own_logit_not_only_a_quiet_speech_logit():
 
 def _under(x: np.ndarray, path: Path, level_db: float) -> np.ndarray:
     """A real sound (repeated when shorter) ``level_db`` under the speech's active power."""
-    bg = _read(path)
+    bg = rs.read_sound(path)
     bg = np.tile(bg, int(np.ceil(len(x) / len(bg))))[: len(x)]
-    return x + bg * np.sqrt(_power(x) * 10 ** (level_db / 10) / float((bg**2).mean()))
+    return x + bg * np.sqrt(rs.active_power(x) * 10 ** (level_db / 10) / float((bg**2).mean()))
 
 
 @needs_voices
@@ -161,7 +143,7 @@ def _under(x: np.ndarray, path: Path, level_db: float) -> np.ndarray:
 def test_traffic_and_cheering_under_the_voice_are_named(voice):
     from speechannotator.priors import scene
 
-    x = _join(voice[:4])
+    x = rs.join(voice[:4])
     clean = events.segment_events(events.event_track(x), 0.0, len(x) / SR)
     assert events.background_class(clean) == "none" and scene.background(clean) == "none"
     road = events.segment_events(events.event_track(_under(x, TRAFFIC, -5)), 0.0, len(x) / SR)
@@ -175,21 +157,21 @@ def test_traffic_and_cheering_under_the_voice_are_named(voice):
 def test_broadband_noise_is_not_named_music_or_a_vehicle(voice):
     """YAMNet reads white noise under a voice as a little musical and pink noise as a little like
     a vehicle; the margin over its noise classes keeps either from being named."""
-    x = _join(voice[:4])
+    x = rs.join(voice[:4])
     rng = np.random.default_rng(3)
     white = rng.standard_normal(len(x)).astype(np.float32)
     spec = np.fft.rfft(rng.standard_normal(len(x)))
     spec[1:] /= np.sqrt(np.arange(1, len(spec)))
     pink = np.fft.irfft(spec, len(x)).astype(np.float32)
     for bg in (white, pink):
-        y = x + bg * np.sqrt(_power(x) * 10 ** (-5 / 10) / float((bg**2).mean()))
+        y = x + bg * np.sqrt(rs.active_power(x) * 10 ** (-5 / 10) / float((bg**2).mean()))
         ev = events.segment_events(events.event_track(y), 0.0, len(x) / SR)
         assert events.background_class(ev) == "none", ev
 
 
 @needs_voices
 def test_channel_telephone_against_wideband_and_level_independent(voice):
-    x = _join(voice[:4])
+    x = rs.join(voice[:4])
     wide = channel.channel_evidence(x)
     assert wide["channel.origin"] == "wideband"
     assert channel.channel_evidence(x * 10 ** (-30 / 20))["channel.origin"] == "wideband"
@@ -278,7 +260,7 @@ def _sources(x: np.ndarray, bounds: list[tuple[float, float]]) -> list[str | Non
 def test_a_noise_source_is_named_only_where_the_recording_confirms_it(voice):
     """Traffic under every segment is named in each; traffic under one segment of four, which
     the recording's speech as a whole does not confirm, is left as unnamed noise."""
-    parts = [_join(voice[2 * i : 2 * i + 2]) for i in range(4)]
+    parts = [rs.join(voice[2 * i : 2 * i + 2]) for i in range(4)]
     gap = np.zeros(SR, np.float32)
     bounds, t = [], 0.0
     for p in parts:
