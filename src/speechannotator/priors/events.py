@@ -132,7 +132,7 @@ class EventTrack:
 
     starts: np.ndarray  # patch start times (s)
     groups: dict[str, np.ndarray]  # group -> (patches,) highest logit of the group's classes
-    logits: np.ndarray | None = None  # (patches, 521) raw logits (the background classifier reads them)
+    frames: np.ndarray | None = None  # background.frame_summary of YAMNet's log-mel frames (the classifier reads them)
 
     @property
     def centres(self) -> np.ndarray:
@@ -145,6 +145,13 @@ class EventTrack:
         if len(idx) == 0 and len(c):
             idx = np.array([int(np.argmin(np.abs(c - (start + end) / 2)))])
         return idx
+
+    def frame_rows(self, start: float, end: float) -> np.ndarray:
+        """The frame summary rows of [start, end) (the segment only: a patch reaches 0.48 s past
+        it, into silence or another voice); the nearest frame when none falls inside."""
+        assert self.frames is not None
+        a = min(len(self.frames) - 1, max(0, int(np.ceil(start / yamnet.FRAME_S))))
+        return self.frames[a : max(a + 1, int(np.ceil(end / yamnet.FRAME_S)))]
 
 
 def music_indices(names: list[str]) -> list[int]:
@@ -166,9 +173,10 @@ def event_track(samples: np.ndarray) -> EventTrack | None:
     model = yamnet.load()
     if model is None:
         return None
-    logits = model.logits(np.asarray(samples, np.float32))
+    mel = yamnet.log_mel(np.asarray(samples, np.float32))
+    logits = model.logits_of_patches(yamnet.patches(mel))
     starts = np.arange(len(logits)) * yamnet.PATCH_HOP_S
-    return EventTrack(starts, group_logits(logits, model.names), logits)
+    return EventTrack(starts, group_logits(logits, model.names), background.frame_summary(mel))
 
 
 def group_scores(groups: dict[str, np.ndarray], name: str, idx: np.ndarray) -> tuple[float, float]:
@@ -211,8 +219,12 @@ def laughter_times(track: EventTrack, idx: np.ndarray) -> list[list[float]]:
     return [[round(a, 2), round(b, 2)] for a, b in out]
 
 
-def segment_events(track: EventTrack | None, start: float, end: float) -> dict[str, float | list]:
-    """Calibrated event evidence of one segment (empty without the model)."""
+def segment_events(
+    track: EventTrack | None, start: float, end: float, spans: list[tuple[float, float]] | None = None
+) -> dict[str, float | list]:
+    """Calibrated event evidence of one segment (empty without the model). ``spans``: where in
+    [start, end) the speech is (a whole recording's segments); the background classifier reads
+    the log-mel frames of those only, not the gaps between them (default: all of [start, end))."""
     if track is None or not len(track.starts):
         return {}
     idx = track.index(start, end)
@@ -222,7 +234,7 @@ def segment_events(track: EventTrack | None, start: float, end: float) -> dict[s
     out: dict[str, float | list] = {
         "events.music": _prob2(group_scores(g, "music", idx), MUSIC_LOGIT_MIN, MUSIC_OVER_NOISE_MIN),
         "events.music_over_speech": over,
-        **background_probs(track, idx),
+        **background_probs(track, idx, spans or [(start, end)]),
         "events.laughter": _prob(laugh, 0.0),
         "events.patches": int(len(idx)),
     }
@@ -232,12 +244,14 @@ def segment_events(track: EventTrack | None, start: float, end: float) -> dict[s
     return out
 
 
-def background_probs(track: EventTrack, idx: np.ndarray) -> dict[str, float]:
+def background_probs(track: EventTrack, idx: np.ndarray, spans: list[tuple[float, float]]) -> dict[str, float]:
     """``events.vehicle`` and ``events.crowd``: the background classifier's probabilities."""
-    if track.logits is None:
+    if track.frames is None:
         return {}
     groups = {g: v[idx] for g, v in track.groups.items()}
-    p = background.probabilities(background.features(track.logits[idx], groups))
+    p = background.probabilities(
+        background.features(groups, np.concatenate([track.frame_rows(a, b) for a, b in spans]))
+    )
     return {"events.vehicle": p["vehicle"], "events.crowd": p["crowd"]}
 
 

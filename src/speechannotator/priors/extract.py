@@ -297,7 +297,11 @@ def _extra_segment_evidence(
     # noise bed that the classifier hears as traffic in one segment and as a crowd in the next
     # (generated brown noise under espeak voices) is noise, not a source.
     whole = (
-        events.segment_events(track, min(g.start for g in segments), max(g.end for g in segments)) if segments else {}
+        events.segment_events(
+            track, min(g.start for g in segments), max(g.end for g in segments), [(g.start, g.end) for g in segments]
+        )
+        if segments
+        else {}
     )
     confirmed = scene.sound_source(whole)
     out: list[Evidence | None] = []

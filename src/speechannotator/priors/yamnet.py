@@ -30,6 +30,7 @@ F_MIN, F_MAX = 125.0, 7500.0
 PATCH_FRAMES = 96  # 0.96 s
 PATCH_HOP_FRAMES = 48  # 0.48 s
 PATCH_S = PATCH_FRAMES * HOP / SR
+FRAME_S = HOP / SR  # one log-mel frame's step (frame i starts at i * FRAME_S)
 PATCH_HOP_S = PATCH_HOP_FRAMES * HOP / SR
 LOG_OFFSET = 1e-6
 
