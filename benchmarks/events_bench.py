@@ -102,6 +102,23 @@ def background_bench(split: str, rng: np.random.Generator) -> None:
     )
 
 
+def clean_bench(split: str) -> None:
+    """False alarms on clean speech outside the mixes: 4 s pieces of the split's voices, and the
+    speaker turns (1 s or longer) of its AMI meeting clips (tune: train + development, test: test)."""
+    from speechannotator.evaluation.recordings import ami
+
+    said = [
+        events.background_class(evidence_of(rs.join(s))) for v in rs.voices(split) for s in rs.segments_of(v, 3, 4.0)
+    ]
+    turns: list[str] = []
+    for m in ami.meetings({"tune": ami.TUNING, "test": ("test",)}.get(split, ami.TUNING + ("test",))):
+        track = events.event_track(ami.load(m))
+        turns += [events.background_class(events.segment_events(track, a, b)) for a, b, _ in m.rows if b - a >= 1.0]
+    named = [f"{c} {said.count(c)}+{turns.count(c)}" for c in rs.BG_CLASSES if c in said + turns]
+    print(f"clean speech named: 4 s pieces {len(said) - said.count('none')}/{len(said)}, ", end="")
+    print(f"AMI speaker turns {len(turns) - turns.count('none')}/{len(turns)} ({', '.join(named) or 'none'})")
+
+
 def calibrate(rng: np.random.Generator) -> None:
     """The music rule on the tune split (vehicle and crowd are a trained classifier's,
     scripts/train_background.py). Per mixed segment: the median music logit, and the median of
@@ -263,6 +280,7 @@ def main() -> int:
         return 0
     print(f"split: {args.split}; rs.voices {', '.join(rs.voices(args.split))}")
     background_bench(args.split, rng)
+    clean_bench(args.split)
     laughter_bench(args.split, rng)
     channel_bench(args.split)
     quiet_bench()
