@@ -72,7 +72,8 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     """Cut each local speaker's stretches in each chunk into windows of `window_s` every `hop_s`
     and embed the frames of each where that speaker talks alone (all its frames there when it
     never does). A local speaker can hold two voices when segmentation misses a change, so its
-    windows, not the whole local speaker, are clustered."""
+    windows, not the whole local speaker, are clustered. A window that another chunk hears more
+    centrally, cut there alike, borrows that window's vector (`_shared`)."""
     from .campplus import MIN_FRAMES, CamPlusEncoder, fbank
     from .segmentation import FRAME_SIZE, FRAME_STEP
 
@@ -82,8 +83,7 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     seg_s = FRAME_STEP / SR
     win, hop = max(1, int(round(cfg.window_s / seg_s))), max(1, int(round(cfg.hop_s / seg_s)))
     rows: list[tuple[int, int, int, int, float]] = []
-    feats: list[np.ndarray] = []
-    vecs: list[np.ndarray] = []
+    sel: list[np.ndarray] = []
     for c in range(n_chunks):
         a = int(round(act.starts[c] * SR)) // 160
         local = act.activity[c] > 0
@@ -100,27 +100,60 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                     # fbank frames (10 ms) whose centres fall in the chosen segmentation frames
                     fr = np.flatnonzero(use) + f0
                     lo = a + ((fr * FRAME_STEP + FRAME_SIZE // 2 - FRAME_STEP // 2 - 200) // 160)
-                    idx = np.unique(np.concatenate([np.arange(x, x + 2) for x in lo]))
+                    idx = np.union1d(lo, lo + 1)
                     idx = idx[(idx >= 0) & (idx < len(feats_all))]
                     if len(idx) < MIN_FRAMES:
                         continue
-                    f = feats_all[idx]
-                    feats.append(np.ascontiguousarray(f - f.mean(axis=0, keepdims=True), dtype=np.float32))
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
-                    if len(feats) >= EMBED_BLOCK:
-                        vecs.append(enc.embed_features(feats, batch=16))
-                        feats = []
-    # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
-    # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
-    # gain nothing and the dense blocks' activations grow with the batch (peak memory).
-    if feats:
-        vecs.append(enc.embed_features(feats, batch=16))
+                    sel.append(idx.astype(np.int32))
     r = np.array(rows, dtype=float).reshape(-1, 5)
     chunk = r[:, 0].astype(int)
     start = act.starts[chunk] + r[:, 2] * seg_s
     end = act.starts[chunk] + r[:, 3] * seg_s
-    x = np.concatenate(vecs) if vecs else np.zeros((0, 192), np.float32)
-    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], x, start, end)
+    src = _shared(act.starts, chunk, (start + end) / 2, sel, cfg.window_share)
+    keep = np.flatnonzero(src == np.arange(len(src)))
+    # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
+    # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
+    # gain nothing and the dense blocks' activations grow with the batch (peak memory).
+    x = np.zeros((len(src), 192), np.float32)
+    for b in range(0, len(keep), EMBED_BLOCK):
+        part = keep[b : b + EMBED_BLOCK]
+        feats = [feats_all[sel[i]] - feats_all[sel[i]].mean(axis=0, keepdims=True) for i in part]
+        x[part] = enc.embed_features([np.ascontiguousarray(f, dtype=np.float32) for f in feats], batch=16)
+    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], x[src], start, end)
+
+
+def _shared(
+    chunk_starts: np.ndarray, chunk: np.ndarray, centre: np.ndarray, sel: list[np.ndarray], share: float | None
+) -> np.ndarray:
+    """Per window, the window whose vector it takes (itself when it is embedded).
+
+    With a chunk every 5 s each stretch is heard by two chunks and cut into windows by each, so
+    every second of speech was embedded about four times. A window belongs to the chunk whose
+    centre is nearest its own (segmentation there had context on both sides); a window of the
+    other chunk takes the vector of the owner's window that holds the most of its fbank frames
+    (`sel`) when that is at least `share` of them: the same stretch, embedded once. It stays a
+    window of its own chunk and local speaker (clustering weight, `_heard_apart`, votes).
+    Owned windows are always embedded, so no vector is borrowed twice."""
+    from .segmentation import CHUNK_S
+
+    src = np.arange(len(chunk))
+    if share is None or not len(chunk):
+        return src
+    mid = chunk_starts + CHUNK_S / 2
+    hi = np.minimum(np.searchsorted(mid, centre), len(mid) - 1)
+    lo = np.maximum(hi - 1, 0)
+    owner = np.where(centre - mid[lo] <= mid[hi] - centre, lo, hi)  # the nearest centre, the earlier on a tie
+    own = owner == chunk
+    owned = {int(c): np.flatnonzero(own & (chunk == c)) for c in np.unique(chunk[own])}
+    first, last = np.array([s[0] for s in sel]), np.array([s[-1] for s in sel])
+    for i in np.flatnonzero(~own):
+        cand = owned.get(int(owner[i]), np.zeros(0, int))
+        cand = cand[(first[cand] <= last[i]) & (last[cand] >= first[i])]
+        held = [np.isin(sel[i], sel[k], assume_unique=True).sum() for k in cand]
+        if held and max(held) >= share * len(sel[i]):
+            src[i] = cand[int(np.argmax(held))]
+    return src
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
