@@ -72,8 +72,8 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     """Cut each local speaker's stretches in each chunk into windows of `window_s` every `hop_s`
     and embed the frames of each where that speaker talks alone (all its frames there when it
     never does). A local speaker can hold two voices when segmentation misses a change, so its
-    windows, not the whole local speaker, are clustered. A window that another chunk hears more
-    centrally, cut there alike, borrows that window's vector (`_shared`)."""
+    windows, not the whole local speaker, are clustered. A window whose frames another window
+    mostly holds borrows that one's vector (`_shared`)."""
     from .campplus import MIN_FRAMES, CamPlusEncoder, fbank
     from .segmentation import FRAME_SIZE, FRAME_STEP
 
@@ -84,6 +84,7 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     win, hop = max(1, int(round(cfg.window_s / seg_s))), max(1, int(round(cfg.hop_s / seg_s)))
     rows: list[tuple[int, int, int, int, float]] = []
     sel: list[np.ndarray] = []
+    tail_of: list[int] = []  # per window: the run's window before it when it is the run's extra last one, else -1
     for c in range(n_chunks):
         a = int(round(act.starts[c] * SR)) // 160
         local = act.activity[c] > 0
@@ -91,8 +92,10 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
         for k in range(n_slots):
             for r0, r1 in _runs(local[:, k]):
                 starts = list(range(r0, max(r0 + 1, r1 - win + 1), hop))
-                if r1 - starts[-1] > win:
-                    starts.append(r1 - win)
+                tail = r1 - win if r1 - starts[-1] > win else -1  # flush with the run's end, under a hop on
+                if tail >= 0:
+                    starts.append(tail)
+                before = -1
                 for f0 in starts:
                     f1 = min(r1, f0 + win)
                     clean = alone[f0:f1] & local[f0:f1, k]
@@ -106,11 +109,13 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                         continue
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
                     sel.append(idx.astype(np.int32))
+                    tail_of.append(before if f0 == tail else -1)
+                    before = len(rows) - 1
     r = np.array(rows, dtype=float).reshape(-1, 5)
     chunk = r[:, 0].astype(int)
     start = act.starts[chunk] + r[:, 2] * seg_s
     end = act.starts[chunk] + r[:, 3] * seg_s
-    src = _shared(act.starts, chunk, (start + end) / 2, sel, cfg.window_share)
+    src = _shared(act.starts, chunk, (start + end) / 2, sel, np.array(tail_of, dtype=int), cfg.window_share)
     keep = np.flatnonzero(src == np.arange(len(src)))
     # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
     # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
@@ -124,28 +129,38 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
 
 
 def _shared(
-    chunk_starts: np.ndarray, chunk: np.ndarray, centre: np.ndarray, sel: list[np.ndarray], share: float | None
+    chunk_starts: np.ndarray,
+    chunk: np.ndarray,
+    centre: np.ndarray,
+    sel: list[np.ndarray],
+    tail_of: np.ndarray,
+    share: float | None,
 ) -> np.ndarray:
-    """Per window, the window whose vector it takes (itself when it is embedded).
+    """Per window, the window whose vector it takes (itself when it is embedded). A window that
+    borrows stays a window of its own chunk and local speaker (clustering weight,
+    `_heard_apart`, votes); only its vector is the other's. Every vector lent is embedded.
 
     With a chunk every 5 s each stretch is heard by two chunks and cut into windows by each, so
-    every second of speech was embedded about four times. A window belongs to the chunk whose
-    centre is nearest its own (segmentation there had context on both sides); a window of the
-    other chunk takes the vector of the owner's window that holds the most of its fbank frames
-    (`sel`) when that is at least `share` of them: the same stretch, embedded once. It stays a
-    window of its own chunk and local speaker (clustering weight, `_heard_apart`, votes).
-    Owned windows are always embedded, so no vector is borrowed twice."""
+    every second of speech was embedded about four times:
+    - a run's extra last window (flush with its end, under a hop after the one before) takes
+      that one's vector when it holds at least `share` of its fbank frames (`sel`);
+    - a window belongs to the chunk whose centre is nearest its own (segmentation there had
+      context on both sides); a window of the other chunk takes the vector of the owner's
+      embedded window that holds the most of its frames, when that is at least `share` of them."""
     from .segmentation import CHUNK_S
 
     src = np.arange(len(chunk))
     if share is None or not len(chunk):
         return src
+    for i in np.flatnonzero(tail_of >= 0):
+        if np.isin(sel[i], sel[tail_of[i]], assume_unique=True).mean() >= share:
+            src[i] = tail_of[i]
     mid = chunk_starts + CHUNK_S / 2
     hi = np.minimum(np.searchsorted(mid, centre), len(mid) - 1)
     lo = np.maximum(hi - 1, 0)
     owner = np.where(centre - mid[lo] <= mid[hi] - centre, lo, hi)  # the nearest centre, the earlier on a tie
     own = owner == chunk
-    owned = {int(c): np.flatnonzero(own & (chunk == c)) for c in np.unique(chunk[own])}
+    owned = {int(c): np.flatnonzero(own & (chunk == c) & (src == np.arange(len(src)))) for c in np.unique(chunk)}
     first, last = np.array([s[0] for s in sel]), np.array([s[-1] for s in sel])
     for i in np.flatnonzero(~own):
         cand = owned.get(int(owner[i]), np.zeros(0, int))
@@ -153,7 +168,7 @@ def _shared(
         held = [np.isin(sel[i], sel[k], assume_unique=True).sum() for k in cand]
         if held and max(held) >= share * len(sel[i]):
             src[i] = cand[int(np.argmax(held))]
-    return src
+    return src[src]  # a tail whose window before it borrowed from the owner: the owner's
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
