@@ -6,7 +6,8 @@ The structure of pyannote 3.x, on models that ship in a wheel:
 1. pyannote segmentation-3.0 (frontend/segmentation.py) slides 10 s chunks every `seg_step_s`
    and says per 16.9 ms frame which of up to three local speakers talk (two at once at most).
 2. Windows of each local speaker's stretches are embedded with CAM++ (frontend/campplus.py)
-   over the frames where it speaks alone (all its frames when it never does).
+   over the frames where it speaks alone (all its frames when it never does); a window whose
+   frames another window mostly holds takes that one's vector (`window_share`, `_shared`).
 3. Those embeddings are clustered over the whole recording: average linkage on cosine
    similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
    directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
