@@ -6,7 +6,8 @@ The structure of pyannote 3.x, on models that ship in a wheel:
 1. pyannote segmentation-3.0 (frontend/segmentation.py) slides 10 s chunks every `seg_step_s`
    and says per 16.9 ms frame which of up to three local speakers talk (two at once at most).
 2. Windows of each local speaker's stretches are embedded with CAM++ (frontend/campplus.py)
-   over the frames where it speaks alone (all its frames when it never does).
+   over the frames where it speaks alone (all its frames when it never does); a window whose
+   frames another window mostly holds takes that one's vector (`window_share`, `_shared`).
 3. Those embeddings are clustered over the whole recording: average linkage on cosine
    similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
    directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
@@ -72,7 +73,8 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     """Cut each local speaker's stretches in each chunk into windows of `window_s` every `hop_s`
     and embed the frames of each where that speaker talks alone (all its frames there when it
     never does). A local speaker can hold two voices when segmentation misses a change, so its
-    windows, not the whole local speaker, are clustered."""
+    windows, not the whole local speaker, are clustered. A window whose frames another window
+    mostly holds borrows that one's vector (`_shared`)."""
     from .campplus import MIN_FRAMES, CamPlusEncoder, fbank
     from .segmentation import FRAME_SIZE, FRAME_STEP
 
@@ -82,8 +84,8 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
     seg_s = FRAME_STEP / SR
     win, hop = max(1, int(round(cfg.window_s / seg_s))), max(1, int(round(cfg.hop_s / seg_s)))
     rows: list[tuple[int, int, int, int, float]] = []
-    feats: list[np.ndarray] = []
-    vecs: list[np.ndarray] = []
+    sel: list[np.ndarray] = []
+    tail_of: list[int] = []  # per window: the run's window before it when it is the run's extra last one, else -1
     for c in range(n_chunks):
         a = int(round(act.starts[c] * SR)) // 160
         local = act.activity[c] > 0
@@ -91,8 +93,10 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
         for k in range(n_slots):
             for r0, r1 in _runs(local[:, k]):
                 starts = list(range(r0, max(r0 + 1, r1 - win + 1), hop))
-                if r1 - starts[-1] > win:
-                    starts.append(r1 - win)
+                tail = r1 - win if r1 - starts[-1] > win else -1  # flush with the run's end, under a hop on
+                if tail >= 0:
+                    starts.append(tail)
+                before = -1
                 for f0 in starts:
                     f1 = min(r1, f0 + win)
                     clean = alone[f0:f1] & local[f0:f1, k]
@@ -100,27 +104,72 @@ def _embed_local(samples: np.ndarray, act, cfg: DiarizationConfig) -> _Windows:
                     # fbank frames (10 ms) whose centres fall in the chosen segmentation frames
                     fr = np.flatnonzero(use) + f0
                     lo = a + ((fr * FRAME_STEP + FRAME_SIZE // 2 - FRAME_STEP // 2 - 200) // 160)
-                    idx = np.unique(np.concatenate([np.arange(x, x + 2) for x in lo]))
+                    idx = np.union1d(lo, lo + 1)
                     idx = idx[(idx >= 0) & (idx < len(feats_all))]
                     if len(idx) < MIN_FRAMES:
                         continue
-                    f = feats_all[idx]
-                    feats.append(np.ascontiguousarray(f - f.mean(axis=0, keepdims=True), dtype=np.float32))
                     rows.append((c, k, f0, f1, float(clean.sum()) * seg_s))
-                    if len(feats) >= EMBED_BLOCK:
-                        vecs.append(enc.embed_features(feats, batch=16))
-                        feats = []
-    # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
-    # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
-    # gain nothing and the dense blocks' activations grow with the batch (peak memory).
-    if feats:
-        vecs.append(enc.embed_features(feats, batch=16))
+                    sel.append(idx.astype(np.int32))
+                    tail_of.append(before if f0 == tail else -1)
+                    before = len(rows) - 1
     r = np.array(rows, dtype=float).reshape(-1, 5)
     chunk = r[:, 0].astype(int)
     start = act.starts[chunk] + r[:, 2] * seg_s
     end = act.starts[chunk] + r[:, 3] * seg_s
-    x = np.concatenate(vecs) if vecs else np.zeros((0, 192), np.float32)
-    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], x, start, end)
+    src = _shared(act.starts, chunk, (start + end) / 2, sel, np.array(tail_of, dtype=int), cfg.window_share)
+    keep = np.flatnonzero(src == np.arange(len(src)))
+    # Embedded every EMBED_BLOCK windows, not all at the end: the fbank slices of all windows of
+    # a 64-minute recording held together were ~0.3 GB. Batches of 16: on CPU larger batches
+    # gain nothing and the dense blocks' activations grow with the batch (peak memory).
+    x = np.zeros((len(src), 192), np.float32)
+    for b in range(0, len(keep), EMBED_BLOCK):
+        part = keep[b : b + EMBED_BLOCK]
+        feats = [feats_all[sel[i]] - feats_all[sel[i]].mean(axis=0, keepdims=True) for i in part]
+        x[part] = enc.embed_features([np.ascontiguousarray(f, dtype=np.float32) for f in feats], batch=16)
+    return _Windows(chunk, r[:, 1].astype(int), r[:, 2].astype(int), r[:, 3].astype(int), r[:, 4], x[src], start, end)
+
+
+def _shared(
+    chunk_starts: np.ndarray,
+    chunk: np.ndarray,
+    centre: np.ndarray,
+    sel: list[np.ndarray],
+    tail_of: np.ndarray,
+    share: float | None,
+) -> np.ndarray:
+    """Per window, the window whose vector it takes (itself when it is embedded). A window that
+    borrows stays a window of its own chunk and local speaker (clustering weight,
+    `_heard_apart`, votes); only its vector is the other's. Every vector lent is embedded.
+
+    With a chunk every 5 s each stretch is heard by two chunks and cut into windows by each, so
+    every second of speech was embedded about four times:
+    - a run's extra last window (flush with its end, under a hop after the one before) takes
+      that one's vector when it holds at least `share` of its fbank frames (`sel`);
+    - a window belongs to the chunk whose centre is nearest its own (segmentation there had
+      context on both sides); a window of the other chunk takes the vector of the owner's
+      embedded window that holds the most of its frames, when that is at least `share` of them."""
+    from .segmentation import CHUNK_S
+
+    src = np.arange(len(chunk))
+    if share is None or not len(chunk):
+        return src
+    for i in np.flatnonzero(tail_of >= 0):
+        if np.isin(sel[i], sel[tail_of[i]], assume_unique=True).mean() >= share:
+            src[i] = tail_of[i]
+    mid = chunk_starts + CHUNK_S / 2
+    hi = np.minimum(np.searchsorted(mid, centre), len(mid) - 1)
+    lo = np.maximum(hi - 1, 0)
+    owner = np.where(centre - mid[lo] <= mid[hi] - centre, lo, hi)  # the nearest centre, the earlier on a tie
+    own = owner == chunk
+    owned = {int(c): np.flatnonzero(own & (chunk == c) & (src == np.arange(len(src)))) for c in np.unique(chunk)}
+    first, last = np.array([s[0] for s in sel]), np.array([s[-1] for s in sel])
+    for i in np.flatnonzero(~own):
+        cand = owned.get(int(owner[i]), np.zeros(0, int))
+        cand = cand[(first[cand] <= last[i]) & (last[cand] >= first[i])]
+        held = [np.isin(sel[i], sel[k], assume_unique=True).sum() for k in cand]
+        if held and max(held) >= share * len(sel[i]):
+            src[i] = cand[int(np.argmax(held))]
+    return src[src]  # a tail whose window before it borrowed from the owner: the owner's
 
 
 def _covered(starts: np.ndarray, ends: np.ndarray) -> float:
