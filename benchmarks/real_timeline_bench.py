@@ -18,6 +18,7 @@ condition (channel):
     ... --diarization-only --senko   # speaker scores only, beside unmodified senko on the CPU
     ... --ami [--senko] [--pyannote DIR]  # AMI meeting clips: train + development (tuning) and
                                           # test (held out), DER per set per system
+    ... --word-changes [--variant nogate:word_change_gate=None]  # the word_changes stage alone
 
 `--senko` runs the senko library as published (its CPU path: Silero VAD, CAM++, spectral
 clustering); it needs `silero-vad`, `umap-learn`, `hdbscan` and `pynndescent` importable, which
@@ -230,6 +231,51 @@ def _diarization_row(conv: rv.Conversation, audio, cfg, tag: str, t0: float) -> 
     return speaker_row(*args, elapsed, scores, len(dia.turns))
 
 
+def handoffs(conv: rv.Conversation) -> list[tuple[float, float]]:
+    """(end of one turn, start of the next) where the voice changes; turns are utterances of 1 s or
+    more (backchannels, under 1 s, are not meant to be split off)."""
+    turns = [u for u in sorted(conv.utterances, key=lambda u: u.start) if u.end - u.start >= 1.0]
+    return [(min(a.end, b.start), max(a.end, b.start)) for a, b in zip(turns, turns[1:]) if a.speaker != b.speaker]
+
+
+def word_change_rows(specs, systems) -> None:
+    """--word-changes: the stage alone on each recording's transcribed segments (ASR once), per
+    system: true changes inside a segment found (a split within 0.5 s of the handoff), false
+    splits, CAM++ spans embedded, segments searched word by word, the stage's process time."""
+    from speechannotator.audio import load_audio
+    from speechannotator.frontend.diarize import run_diarization
+    from speechannotator.frontend.segment_table import build_segments
+    from speechannotator.frontend.transcribe import transcribe
+    from speechannotator.frontend.vad import detect_speech
+    from speechannotator.frontend.word_changes import split_at_word_changes
+
+    total = {tag: np.zeros(6) for tag, _ in systems}
+    for spec in specs:
+        conv, cfg = rv.build(spec), systems[0][1]
+        audio = load_audio(rv.write(conv, Path("/tmp/real_timeline_bench")))
+        x, sr = audio.samples, audio.sample_rate
+        dia = run_diarization(x, sr, detect_speech(x, sr, cfg.vad), cfg.diarization)
+        segs = build_segments(dia.turns, x, sr, max_len=cfg.max_segment_s, min_len=cfg.min_segment_s)
+        transcribe(x, sr, segs, cfg.asr)
+        near = [(a - 0.5, b + 0.5) for a, b in handoffs(conv)]
+        inside = [h for h in near if any(s.start < h[0] + 0.5 and h[1] - 0.5 < s.end for s in segs)]
+        for tag, c in systems:
+            counts: dict[str, int] = {}
+            t = time.process_time()
+            out, _ = split_at_word_changes(list(segs), x, sr, dia.space, c.diarization, counts)
+            cpu = time.process_time() - t
+            cuts = {round(p.start, 3) for p in out} - {round(s.start, 3) for s in segs}
+            found = sum(any(a <= t <= b for t in cuts) for a, b in inside)
+            false = sum(not any(a <= t <= b for a, b in near) for t in cuts)
+            row = [len(inside), found, false, counts.get("embedded", 0), counts.get("searched", 0), cpu]
+            total[tag] += row
+            print(f"{spec.name:14s} {tag:8s} changes found {found}/{len(inside)} false splits {false} "
+                  f"embedded {row[3]} searched {row[4]} cpu {cpu:.2f} s", flush=True)  # fmt: skip
+    for tag, (n, found, false, emb, searched, cpu) in total.items():
+        print(f"ALL {tag:8s} changes found {found:.0f}/{n:.0f} false splits {false:.0f} embedded {emb:.0f} "
+              f"searched {searched:.0f} cpu {cpu:.1f} s")  # fmt: skip
+
+
 def run_one(conv: rv.Conversation, out_dir: Path, cfg, tag: str = "default", diarization_only: bool = False) -> dict:
     from speechannotator.audio import load_audio
     from speechannotator.frontend.timeline import recover_timeline
@@ -350,6 +396,7 @@ def main() -> None:
     )
     ap.add_argument("--ami", action="store_true", help="instead: the AMI meeting clips (speaker scores only)")
     ap.add_argument("--senko", action="store_true", help="also a row with unmodified senko (CPU) per recording")
+    ap.add_argument("--word-changes", action="store_true", help="instead: the word_changes stage alone, per system")
     ap.add_argument("--json", type=Path, help="write all rows and the summary here")
     args = ap.parse_args()
     from speechannotator.config import Config, load_config
@@ -397,6 +444,8 @@ def main() -> None:
         specs = list(getattr(sets, chosen or "DEV_SET"))
         if args.only:
             specs = [s for s in sets.DEV_SET + sets.HELD_OUT_2 if s.name in args.only]
+    if args.word_changes:  # on the development set, its held-out `*_h` left out
+        return word_change_rows([s for s in specs if not s.name.endswith("_h")], systems)
     rows = []
     for spec in specs:
         conv = rv.build(spec)

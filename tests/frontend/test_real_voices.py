@@ -181,8 +181,10 @@ def test_speaker_change_inside_a_segment_is_found_at_a_word_boundary(telephone_p
     # The segment as a missed change leaves it: both turns under the first turn's speaker.
     first = max(dia.turns, key=lambda t: min(t.end, u.end) - max(t.start, u.start)).speaker
     seg = Segment("seg_00000", u.start, v.end, first, " ".join(w.text for w in words), "en", 0.9, words)
-    pieces, splits = split_at_word_changes([seg], conv.samples, SR, dia.space)
+    counts: dict[str, int] = {}
+    pieces, splits = split_at_word_changes([seg], conv.samples, SR, dia.space, counts=counts)
     assert splits >= 1 and len({p.speaker for p in pieces}) == 2
+    assert counts["searched"] >= 1  # the gate saw the other voice
     # The cut sits between the two turns' words; every word is kept, inside its piece.
     assert any(p.words and p.words[-1].text == words[len(_words(u.start, u.end, "u")) - 1].text for p in pieces)
     assert [w.text for p in pieces for w in p.words] == [w.text for w in words]
@@ -190,4 +192,6 @@ def test_speaker_change_inside_a_segment_is_found_at_a_word_boundary(telephone_p
     # One voice alone is not split.
     solo_words = _words(u.start, u.end, "u")
     solo = Segment("seg_00001", u.start, u.end, first, "x", "en", 0.9, solo_words)
-    assert split_at_word_changes([solo], conv.samples, SR, dia.space)[1] == 0
+    assert split_at_word_changes([solo], conv.samples, SR, dia.space, counts=counts)[1] == 0
+    # ... and costs the gate's windows only, not two spans per word boundary.
+    assert counts["searched"] == 0 and counts["embedded"] < len(solo_words)

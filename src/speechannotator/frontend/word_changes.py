@@ -12,6 +12,13 @@ in. The stretch before the first or after the last word counts too (a short answ
 without words): that piece has no words and leaves the table with the other wordless segments.
 This is the evidence WhisperX uses (words assigned to the speaker heard under them), with fresh
 embeddings at word boundaries instead of a second diarization.
+
+Most segments hold one voice, so a coarse gate comes first: the segment's first and last
+`min_piece_s` and 1.6 s windows tiling the stretch between them (when a piece of another voice
+fits there) are embedded once, and the word boundaries are searched only when one of them prefers
+another speaker or prefers the segment's own by less than `gate` (cosine). A
+segment whose speaker has no centroid cannot be split (a change needs its speaker on one side)
+and is not embedded at all.
 """
 
 from __future__ import annotations
@@ -96,15 +103,39 @@ def _embedded(
     return np.stack([known[sp] for sp in spans])
 
 
+def _grid(seg: Segment, edge_s: float) -> list[tuple[float, float]]:
+    """The gate's windows: the segment's first and last `edge_s` (the shortest piece: a single
+    change leaves one of them wholly in the other voice), and between them, where a piece of
+    another voice can sit with the segment's own on both sides, windows of _CONTEXT s tiling it."""
+    edges = [(seg.start, seg.start + edge_s), (seg.end - edge_s, seg.end)]
+    a, b = seg.start + edge_s, seg.end - edge_s
+    if b - a < edge_s:
+        return edges
+    if b - a <= _CONTEXT:
+        return [*edges, (a, b)]
+    n = int(np.ceil((b - a - _CONTEXT) / _CONTEXT - 1e-9)) + 1
+    return edges + [(float(t), float(t) + _CONTEXT) for t in np.linspace(a, b - _CONTEXT, n)]
+
+
+def _gate_opens(scores: np.ndarray, own: int, gate: float) -> bool:
+    """Whether a grid window (rows of `scores`) prefers the segment's own speaker `own` over
+    every other by less than `gate`: then another voice may be in the segment."""
+    others = np.delete(scores, own, axis=1)
+    return bool((scores[:, own] - others.max(axis=1)).min() < gate)
+
+
 def split_at_word_changes(
     segments: list[Segment],
     samples: np.ndarray,
     sr: int,
     space: SpeakerSpace | None,
     cfg: DiarizationConfig | None = None,
+    counts: dict[str, int] | None = None,
 ) -> tuple[list[Segment], int]:
     """Segments split where the speaker changes between two words; returns (segments, splits).
-    The piece length and the margin are `cfg.word_change_min_s` and `cfg.word_change_margin`."""
+    The piece length, the margin and the gate are `cfg.word_change_min_s`, `cfg.word_change_margin`
+    and `cfg.word_change_gate` (None: every segment searched). `counts`, when given, receives the
+    CAM++ spans embedded ("embedded") and the segments searched word by word ("searched")."""
     if space is None or len(space.centroids) < 2:
         return segments, 0
     cfg = cfg or DiarizationConfig()
@@ -113,10 +144,11 @@ def split_at_word_changes(
     cents = np.stack([space.centroids[s] for s in speakers])
     out: list[Segment] = []
     splits = 0
-    todo = list(segments)
+    todo = [(seg, True) for seg in segments]  # the pieces of a split are searched without the gate
     known: dict[tuple[float, float], np.ndarray] = {}
+    searched = 0
     while todo:
-        seg = todo.pop(0)
+        seg, gated = todo.pop(0)
         words = sorted(seg.words, key=lambda w: (w.start, w.end))
         # Cuts between words, and before the first / after the last word: speech of another
         # voice that the ASR left without words (a short answer in another language) is cut off too.
@@ -124,9 +156,15 @@ def split_at_word_changes(
         if words:
             bounds = [(0, words[0].start), *bounds, (len(words), words[-1].end)]
         cuts = [(i, cut) for i, cut in bounds if cut - seg.start >= min_piece_s and seg.end - cut >= min_piece_s]
-        if not cuts:
+        if not cuts or seg.speaker not in speakers:
             out.append(seg)
             continue
+        if gated and cfg.word_change_gate is not None:
+            grid = _embedded(_grid(seg, min_piece_s), known, samples, sr, space, cfg.device) @ cents.T
+            if not _gate_opens(grid, speakers.index(seg.speaker), cfg.word_change_gate):
+                out.append(seg)
+                continue
+        searched += 1
         spans = []
         for _, cut in cuts:
             spans += [(max(seg.start, cut - _CONTEXT), cut), (cut, min(seg.end, cut + _CONTEXT))]
@@ -139,6 +177,8 @@ def split_at_word_changes(
         left, right = _piece(seg, seg.start, cut, words[:i]), _piece(seg, cut, seg.end, words[i:])
         left.speaker, right.speaker = left_spk, right_spk
         splits += 1
-        todo[:0] = [left, right]
+        todo[:0] = [(left, False), (right, False)]
     out.sort(key=lambda s: (s.start, s.end))
+    if counts is not None:
+        counts.update(embedded=len(known), searched=searched)
     return out, splits
