@@ -108,6 +108,22 @@ def test_a_frame_heard_by_one_of_two_chunks_is_speech_when_their_mean_probabilit
     assert binary[10:20, 0].all() and not binary[20:30, 0].any()
 
 
+def test_a_recording_segmentation_is_unsure_of_everywhere_still_gets_its_most_confident_frames():
+    # One chunk; a local speaker in frames 10-30, but P(speech) never reaches the 0.4 bar (a
+    # quiet, far recording: AMI trn01). The bar is then relative to the recording's highest.
+    activity = np.zeros((1, 40, 3))
+    activity[0, 10:30, 0] = 1
+    probability = np.full((1, 40), 0.05)
+    probability[0, 10:30] = 0.3
+    act = ChunkActivity(np.array([0.0]), activity, probability)
+    z = np.zeros(1, int)
+    w = _Windows(z, z, np.array([10]), np.array([30]), np.ones(1), np.ones((1, 4)), z * 0.0, z + 1.0)
+    binary, _ = _reconstruct(act, w, z, 1, 40, speech_threshold=0.4)
+    assert binary[10:30, 0].all() and not binary[:10, 0].any() and not binary[30:, 0].any()
+    binary, _ = _reconstruct(act, w, z, 1, 40, speech_threshold=0.4, relative=1.0)
+    assert not binary.any()  # a bar at the highest itself: nothing exceeds it
+
+
 def test_subsampled_clustering_matches_whole_file_clustering():
     rng = np.random.default_rng(7)
     q, _ = np.linalg.qr(rng.normal(size=(64, 3)))

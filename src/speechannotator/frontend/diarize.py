@@ -14,7 +14,9 @@ The structure of pyannote 3.x, on models that ship in a wheel:
    clusters that segmentation heard beside every voice join each other (`_join_orphans`);
    clusters with under `min_cluster_s` of speech join their nearest large one.
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
-   average of the chunks' local counts, rounded; the most active speakers fill that count.
+   average of the chunks' local counts, rounded (at least one where the chunks' mean P(speech)
+   clears a bar, relative to the recording's highest where that is low); the most active
+   speakers fill that count.
 
 Both models normalize their input (instance norm on the waveform, the fbank mean removed), so
 a quiet recording (-51 dBFS) is read like a loud one. Speaker ids are global; memory beyond the
@@ -324,11 +326,19 @@ def _join_orphans(x, labels, chunk, slot, mass_of, cfg: DiarizationConfig) -> np
     return _agglomerate(x, labels, cfg.voice_similarity, 1, relative=False, among=orphan, apart=apart)
 
 
-def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_frames: int, speech_threshold: float):
+def _reconstruct(
+    act,
+    w: _Windows,
+    label: np.ndarray,
+    n_speakers: int,
+    total_frames: int,
+    speech_threshold: float,
+    relative: float | None = None,
+):
     """(frames, speakers) binary global activity and scores: each window votes for its speaker
     on the frames where its local speaker is active; the number of speakers per frame is the
     chunks' average local count, rounded, and at least one where the chunks' average probability
-    of speech exceeds `speech_threshold`."""
+    of speech exceeds `speech_threshold` (or `relative` times the recording's highest, if lower)."""
     from .segmentation import FRAME_STEP
 
     score = np.zeros((total_frames, n_speakers))
@@ -364,7 +374,14 @@ def _reconstruct(act, w: _Windows, label: np.ndarray, n_speakers: int, total_fra
     # With chunks every 5 s each frame is seen by two: a frame only one of them hears has a mean
     # count of 0.5, which rounds to 0 (13 s of 46 s of mmf_reverb's speech were lost so).
     # Whether a frame is speech is decided on the chunks' mean probability instead.
-    n_active = np.minimum(np.where(prob / covered > speech_threshold, np.maximum(n_active, 1), 0), n_speakers)
+    # Level independence: where segmentation stays unsure over a whole recording (AMI trn01,
+    # -39 dBFS: no frame's mean reaches 0.4, so no speech at all), the bar is relative to the
+    # recording's most confident frame.
+    mean = prob / covered
+    if relative is None:
+        relative = DiarizationConfig().frame_speech_relative
+    bar = min(speech_threshold, relative * float(mean.max(initial=0.0)))
+    n_active = np.minimum(np.where(mean > bar, np.maximum(n_active, 1), 0), n_speakers)
     binary = np.zeros_like(score, dtype=bool)
     order = np.argsort(-score, axis=1, kind="stable")
     for j in range(1, int(n_active.max(initial=0)) + 1):
@@ -469,7 +486,9 @@ def diarize(
         return DiarizationResult([], 0, 0.0, 0, [])
     label, centroids, closest = _cluster(loc, cfg)
     total = int(np.ceil(len(x) / FRAME_STEP))
-    binary, score = _reconstruct(act, loc, label, len(centroids), total, cfg.frame_speech_threshold)
+    binary, score = _reconstruct(
+        act, loc, label, len(centroids), total, cfg.frame_speech_threshold, cfg.frame_speech_relative
+    )
     turns, speech = _to_turns(binary, score, cfg, len(x) / SR)
     # Ids in order of first appearance (S0 speaks first), so reruns and exports read naturally.
     first: dict[str, int] = {}
