@@ -11,6 +11,8 @@ from speechannotator.frontend.segment_table import build_segments
 from speechannotator.frontend.segmentation import ChunkActivity
 from speechannotator.records import Turn
 
+RELATIVE = DiarizationConfig().frame_speech_relative  # the shipped bar, as diarize() passes it
+
 
 def _windows(x: np.ndarray, seconds: float = 1.5) -> _Windows:
     """Windows of `seconds` one after another (each its own stretch of the recording)."""
@@ -101,10 +103,10 @@ def test_a_frame_heard_by_one_of_two_chunks_is_speech_when_their_mean_probabilit
     act = ChunkActivity(np.array([0.0, 20 * 270 / 16000]), activity, probability)
     z = np.zeros(1, int)
     w = _Windows(z, z, np.array([10]), np.array([30]), np.ones(1), np.ones((1, 4)), z * 0.0, z + 1.0)
-    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.4)
+    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.4, relative=RELATIVE)
     assert binary[10:30, 0].all() and not binary[:10, 0].any() and not binary[30:, 0].any()
     # A stricter threshold leaves the frames only one chunk is sure of.
-    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.6)
+    binary, _ = _reconstruct(act, w, z, 1, 60, speech_threshold=0.6, relative=RELATIVE)
     assert binary[10:20, 0].all() and not binary[20:30, 0].any()
 
 
@@ -118,7 +120,7 @@ def test_a_recording_segmentation_is_unsure_of_everywhere_still_gets_its_most_co
     act = ChunkActivity(np.array([0.0]), activity, probability)
     z = np.zeros(1, int)
     w = _Windows(z, z, np.array([10]), np.array([30]), np.ones(1), np.ones((1, 4)), z * 0.0, z + 1.0)
-    binary, _ = _reconstruct(act, w, z, 1, 40, speech_threshold=0.4)
+    binary, _ = _reconstruct(act, w, z, 1, 40, speech_threshold=0.4, relative=RELATIVE)
     assert binary[10:30, 0].all() and not binary[:10, 0].any() and not binary[30:, 0].any()
     binary, _ = _reconstruct(act, w, z, 1, 40, speech_threshold=0.4, relative=1.0)
     assert not binary.any()  # a bar at the highest itself: nothing exceeds it

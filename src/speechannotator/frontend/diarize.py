@@ -333,12 +333,13 @@ def _reconstruct(
     n_speakers: int,
     total_frames: int,
     speech_threshold: float,
-    relative: float | None = None,
+    relative: float,
 ):
     """(frames, speakers) binary global activity and scores: each window votes for its speaker
     on the frames where its local speaker is active; the number of speakers per frame is the
     chunks' average local count, rounded, and at least one where the chunks' average probability
-    of speech exceeds `speech_threshold` (or `relative` times the recording's highest, if lower)."""
+    of speech exceeds `speech_threshold` (or `relative` times the recording's highest, if lower;
+    both from DiarizationConfig)."""
     from .segmentation import FRAME_STEP
 
     score = np.zeros((total_frames, n_speakers))
@@ -378,8 +379,6 @@ def _reconstruct(
     # -39 dBFS: no frame's mean reaches 0.4, so no speech at all), the bar is relative to the
     # recording's most confident frame.
     mean = prob / covered
-    if relative is None:
-        relative = DiarizationConfig().frame_speech_relative
     bar = min(speech_threshold, relative * float(mean.max(initial=0.0)))
     n_active = np.minimum(np.where(mean > bar, np.maximum(n_active, 1), 0), n_speakers)
     binary = np.zeros_like(score, dtype=bool)
