@@ -159,9 +159,6 @@ class YamNet:
             out[i] = self.q["class_scores_scale"] * (raw.astype(np.float32) - self.q["class_scores_zero_point"])
         return out
 
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        return self.logits_of_patches(patches(log_mel(x)))
-
 
 @lru_cache(maxsize=1)
 def load() -> YamNet | None:
