@@ -613,6 +613,30 @@ def test_voices_listen_merge_and_split_on_the_page(pristine, page, tmp_path):
         server.stop()
 
 
+def test_a_slow_corpus_list_does_not_cover_the_view_clicked_meanwhile(pristine, page):
+    """The corpus list answers after the reviewer clicked to the voices: the voices stay on the page
+    (CI once saw the late corpus list replace them)."""
+    held = []
+    page.route("**/api/corpus?*", lambda route: held.append(route))  # answered only when released below
+    server = ViewServer(pristine)
+    try:
+        page.goto(server.url)
+        for _ in range(200):  # the page asks for the corpus list as it opens
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the page asked for the corpus list"
+        page.click("#voices-link")
+        page.wait_for_selector("#voices tbody tr")
+        with page.expect_response(lambda r: "/api/corpus" in r.url):
+            held[0].continue_()
+        page.wait_for_timeout(300)  # the late answer has been handled by now
+        assert page.query_selector("#voices tbody tr") is not None and page.query_selector("#corpus") is None
+        assert page.errors == []
+    finally:
+        server.stop()
+
+
 def _seek(page, seconds: float) -> None:
     """Put the playhead at ``seconds``, paused (what a click on the waveform's empty part does)."""
     page.evaluate(

@@ -97,14 +97,19 @@ function hashFor(view, rec, q) {
 
 const corpusState = { sort: 'rec', asc: true, offset: 0 };
 
+// Each route() draws one view; a view whose data arrives after a newer route() draws nothing,
+// so a slow corpus list cannot cover the voices the reviewer clicked to meanwhile.
+let routeSeq = 0;
+
 // The corpus list is paged, filtered and sorted by the server: a page of rows at a time, so
 // ten thousand recordings cost one page of DOM.
-async function showCorpus(q) {
+async function showCorpus(q, seq = routeSeq) {
   stopPlayback();
   player.removeAttribute('src');
   document.getElementById('crumb').textContent = '';
   corpusState.offset = Number(q.get('offset') || 0);
   let data = await api('corpus', { limit: 1 }); // the vocabularies and who is reviewing
+  if (seq !== routeSeq) return; // the reviewer went elsewhere while this was asked
   document.getElementById('who').textContent = 'reviewer: ' + data.reviewer;
   const field = el(
     'select',
@@ -300,10 +305,11 @@ async function voiceDecision(kind, body, message) {
   }
 }
 
-async function showVoices() {
+async function showVoices(seq = routeSeq) {
   stopPlayback();
   document.getElementById('crumb').textContent = '/ voices';
   const data = await api('voices');
+  if (seq !== routeSeq) return;
   document.getElementById('who').textContent = 'reviewer: ' + data.reviewer;
   const ids = data.voices.map((v) => v.id);
   const body = el('tbody');
@@ -821,10 +827,11 @@ function segmentRow(s) {
   );
 }
 
-async function showRecording(recId, q) {
+async function showRecording(recId, q, seq = routeSeq) {
   stopPlayback();
   view.q = q;
   const rec = await api('recording', { rec: recId });
+  if (seq !== routeSeq) return;
   view.rec = rec;
   document.getElementById('crumb').textContent = '/ ' + rec.rec;
   const src = '/api/audio?' + new URLSearchParams({ rec: rec.rec, token: TOKEN });
@@ -1672,17 +1679,19 @@ async function route() {
   const id = r.view + ':' + (r.rec || '');
   if (routed === id && r.view === 'rec') return; // same recording: selection changes only
   routed = id;
+  const seq = ++routeSeq;
   try {
     if (r.view === 'rec') {
-      await showRecording(r.rec, r.q);
+      await showRecording(r.rec, r.q, seq);
     } else if (r.view === 'voices') {
       view.rec = null;
-      await showVoices();
+      await showVoices(seq);
     } else {
       view.rec = null;
-      await showCorpus(r.q);
+      await showCorpus(r.q, seq);
     }
   } catch (e) {
+    if (seq !== routeSeq) return;
     app.replaceChildren(
       el('p', { class: 'card', text: 'error: ' + e.message }),
       el('a', { href: '#/', text: 'back to the corpus' }),
