@@ -103,3 +103,22 @@ def test_residual_check_tells_babble_from_music(clean):
     # Both classes over 0.5 in every frame: only the means say which one is surer.
     assert scene.speech_over_music(np.array([[0.9, 0.0, 0.6], [0.8, 0.0, 0.7]]))
     assert not scene.speech_over_music(np.array([[0.6, 0.0, 0.9], [0.7, 0.0, 0.8]]))
+
+
+def test_dnsmos_scores_are_speechmoss_own_without_the_p808_pass(clean):
+    """DnsmosBudget runs only the P.835 model; its three scores are exactly speechmos's."""
+    import os
+
+    from speechmos import dnsmos as dm
+
+    from speechannotator.priors import scene
+
+    base = os.path.dirname(dm.__file__)
+    ref = dm.DNSMOS(*(os.path.join(base, "dnsmos_models", f) for f in ("sig_bak_ovr.onnx", "model_v8.onnx")))
+    noisy = (clean + 0.02 * np.random.default_rng(3).standard_normal(len(clean))).astype(np.float32)
+    for x in (clean, noisy):
+        got = scene.DnsmosBudget(100.0, 1.0, 0.1).score(x)
+        n = int(scene.dm_len() * 16000)
+        window = np.tile(x, int(np.ceil(n / len(x))))[: n + 1] if len(x) < n else x[: n + 1]
+        want = ref(np.clip(window, -1, 1), 16000, False)
+        assert got == {f"scene.dnsmos_{k}": float(want[f"{k}_mos"]) for k in ("sig", "bak", "ovrl")}

@@ -269,21 +269,29 @@ def _dnsmos_model():
     class _OneThread(dm.DNSMOS):
         """speechmos's DNSMOS on one intra-op thread without spin-waiting and without a memory
         arena (its own sessions take every core and spin between runs: CPU time burnt on a
-        shared machine; the scores are the same)."""
+        shared machine; the scores are the same). Only the P.835 model runs: speechmos also runs
+        the P.808 model on a librosa log-mel per window, whose score nothing here reads (about
+        10 % of a window's CPU, and librosa's first-call imports)."""
 
-        def __init__(self, primary: str, p808: str) -> None:
+        def __init__(self, primary: str) -> None:
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = opts.inter_op_num_threads = 1
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             opts.enable_cpu_mem_arena = False  # an arena keeps its largest window's buffers for good
             self.primary_model_path = primary
             self.onnx_sess = ort.InferenceSession(primary, opts, providers=["CPUExecutionProvider"])
-            self.p808_onnx_sess = ort.InferenceSession(p808, opts, providers=["CPUExecutionProvider"])
 
-    base = os.path.dirname(dm.__file__)
-    return _OneThread(
-        os.path.join(base, "dnsmos_models", "sig_bak_ovr.onnx"), os.path.join(base, "dnsmos_models", "model_v8.onnx")
-    )
+        def __call__(self, sample: np.ndarray, fs: int, is_personalized_MOS: bool) -> dict[str, Any]:
+            """speechmos's scores of one window (`DnsmosBudget.score` passes one, 9.01 s and a
+            sample), computed as speechmos does, less the P.808 score."""
+            n = int(dm.INPUT_LENGTH * fs)
+            if len(sample) < n:
+                raise ValueError(f"DNSMOS wants one {dm.INPUT_LENGTH} s window, got {len(sample) / fs:.2f} s")
+            raw = self.onnx_sess.run(None, {"input_1": np.asarray(sample[:n], np.float32)[np.newaxis, :]})[0][0]
+            sig, bak, ovr = self.get_polyfit_val(raw[0], raw[1], raw[2], is_personalized_MOS)
+            return {"sig_mos": sig, "bak_mos": bak, "ovrl_mos": ovr}
+
+    return _OneThread(os.path.join(os.path.dirname(dm.__file__), "dnsmos_models", "sig_bak_ovr.onnx"))
 
 
 def dm_len() -> float:
