@@ -32,10 +32,14 @@ def frame_db(x: np.ndarray, hop: int = int(SR * HOP_S), win: int = int(SR * 0.02
     """Frame RMS energy in dBFS, 25 ms windows every 10 ms."""
     if len(x) < win:
         x = np.pad(x, (0, win - len(x)))
-    n = 1 + (len(x) - win) // hop
-    idx = np.arange(win)[None, :] + hop * np.arange(n)[:, None]
-    fr = x[idx].astype(np.float64)
+    fr = frames_of(x, win, hop).astype(np.float64)
     return 10.0 * np.log10(np.mean(fr * fr, axis=1) + EPS)
+
+
+def frames_of(x: np.ndarray, win: int, hop: int) -> np.ndarray:
+    """(1 + (len(x) - win) // hop, win) frames of x, a strided view (no index array, no copy:
+    the frame energies of every segment are read several times)."""
+    return np.lib.stride_tricks.sliding_window_view(x, win)[::hop]
 
 
 def speech_mask(db: np.ndarray) -> tuple[np.ndarray, float]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from speechannotator.priors.acoustic import EPS, SR, frame_db, speech_mask
+from speechannotator.priors.acoustic import EPS, SR, frame_db, frames_of, speech_mask
 
 N_FFT = 512
 # Band energy (dB per bin) at least this far under the 300-3000 Hz speech band counts as empty.
@@ -32,9 +32,9 @@ def effective_bandwidth_hz(x: np.ndarray) -> float | None:
         return None
     db = frame_db(x, hop=N_FFT // 2, win=N_FFT)
     mask, _ = speech_mask(db)
-    n = 1 + (len(x) - N_FFT) // (N_FFT // 2)
-    idx = np.arange(N_FFT)[None, :] + (N_FFT // 2) * np.arange(n)[:, None]
-    frames = x[idx][mask[:n]] if mask[:n].sum() >= 4 else x[idx]
+    every = frames_of(x, N_FFT, N_FFT // 2)
+    n = len(every)
+    frames = every[mask[:n]] if mask[:n].sum() >= 4 else every
     spec = np.mean(np.abs(np.fft.rfft(frames * np.hanning(N_FFT), axis=1)) ** 2, axis=0)
     freqs = np.fft.rfftfreq(N_FFT, 1 / SR)
     ref = 10 * np.log10(np.mean(spec[(freqs >= 300) & (freqs <= 3000)]) + EPS)
