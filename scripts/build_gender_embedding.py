@@ -2,6 +2,7 @@
 
     python scripts/build_gender_embedding.py            # writes the asset (deterministic)
     python scripts/build_gender_embedding.py --evaluate # held-out voices: before -> after
+    python scripts/build_gender_embedding.py --conversations [NAME ...]  # own CAM++ pass vs the diarizer's windows
 
 Training voices (real_voices.VOICES, by speaker): men librivox, hts1a, mmt1, awb, vk5qi; women
 allison, hts2a, slt. Held out, never trained on: zh_m, nl_m, ve9qrp, morig (men), nl_f, forig
@@ -128,6 +129,20 @@ def build() -> None:
     print(f"wrote {gender.EMBED_ASSET} (C={c:g}, weights voice2gender {wm:g}, embedding {we:g})")
 
 
+def diarizer_voice(x: np.ndarray) -> np.ndarray | None:
+    """A clip's voice as the pipeline stores it (`Segment.voice`): the unit mean of the diarizer's
+    windows of its most frequent speaker over the clip; None where the diarizer embedded none."""
+    from collections import Counter
+
+    from speechannotator.frontend.diarize import diarize
+
+    w = diarize(x, rv.SR).windows
+    named = [s for s in (w.speaker if w is not None else []) if s is not None]
+    if w is None or not named:
+        return None
+    return w.mean_inside(0.0, len(x) / rv.SR, Counter(named).most_common(1)[0][0])
+
+
 def evaluate() -> None:
     """Per clip and per voice (mean log-odds over its clips), on the held-out voices."""
     spec = json.loads(gender.EMBED_ASSET.read_text())
@@ -150,6 +165,9 @@ def evaluate() -> None:
                 no_embed = gender.fuse(g.p_model, g.p_pitch, st.voiced_s, None, gender.MODEL_WEIGHT_ALONE).p_male
                 votes = (("before", before), ("after", g.p_male), ("no embed", no_embed), ("embed only", g.p_embed))
                 votes += (("voice2gender", g.p_model), ("pitch", g.p_pitch))
+                # the pipeline's: the clip's embedding from the diarizer's windows (own pass where none)
+                gw = gender.gender_vote(x, f0, st.voiced_s, embedding=diarizer_voice(x))
+                votes += (("windows", gw.p_male), ("embed windows", gw.p_embed))
                 for name, p in votes:
                     ok = p is not None and (p >= 0.5) == male
                     seg[(name, ch)][0] += ok
@@ -169,7 +187,69 @@ def evaluate() -> None:
         )
 
 
+CONVERSATIONS = ("mm_tel", "mm_zh_nl", "mfm_tel_h", "mm_clean_h2", "mf_reverb_h2", "ff_tel_h2")
+
+
+def conversations(names: list[str]) -> None:
+    """The pipeline's gender vote on six real-voice conversations (reference segments, each given
+    the diarizer's speaker that overlaps it most), its embedding from a CAM++ pass of its own
+    (segment middle, EMBED_MAX_S) vs from the diarizer's windows inside the segment
+    (`Segment.voice`, what the timeline stores): segments and voices (mean log-odds) right."""
+    from speechannotator.audio import Audio
+    from speechannotator.config import PriorsSettings
+    from speechannotator.evaluation.recordings.real_voice_sets import DEV_SET, HELD_OUT_2
+    from speechannotator.frontend.diarize import diarize
+    from speechannotator.priors.extract import extract_priors
+    from speechannotator.priors.spans import PriorsWork, enhance_speech
+    from speechannotator.records import Segment
+
+    specs = {s.name: s for s in DEV_SET + HELD_OUT_2}
+    st = PriorsSettings(dnsmos=False, distillmos=False, sound_events=False)
+    seg_ok: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    voice_ok: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    covered = total = 0
+    for name in names or CONVERSATIONS:
+        conv = rv.build(specs[name])
+        dia = diarize(conv.samples, rv.SR)
+        assert dia.windows is not None and dia.speech is not None
+        audio = Audio(conv.samples, rv.SR, name, rv.SR, 1)
+        segs, truth = [], []
+        for i, u in enumerate(sorted(conv.utterances, key=lambda u: u.start)):
+            over: dict[str, float] = defaultdict(float)
+            for t in dia.speech:
+                over[t.speaker] += max(0.0, min(u.end, t.end) - max(u.start, t.start))
+            spk = max(sorted(over), key=lambda k: over[k]) if over else "S0"
+            segs.append(Segment(f"seg{i:04d}", u.start, u.end, spk, u.text or "", rv.VOICES[u.speaker].language))
+            truth.append(u.speaker)
+        enhanced = enhance_speech(audio, [(x.start, x.end) for x in segs], st, PriorsWork())
+        for variant in ("own pass", "windows"):
+            for x in segs:
+                v = dia.windows.mean_inside(x.start, x.end, x.speaker) if variant == "windows" else None
+                x.voice = None if v is None else [round(float(e), 6) for e in v]
+            if variant == "windows":
+                covered += sum(x.voice is not None for x in segs)
+                total += len(segs)
+            ev = {(e.key, e.name): e.value for e in extract_priors(audio, segs, enhanced=enhanced, settings=st)}
+            logits: dict[str, list[float]] = defaultdict(list)
+            for x, who in zip(segs, truth):
+                p = ev.get((x.key, "gender.p_male"))
+                male = rv.VOICES[who].gender == "m"
+                seg_ok[variant][0] += p is not None and (p >= 0.5) == male
+                seg_ok[variant][1] += 1
+                logits[who].append(gender._logit(p) if p is not None else 0.0)
+            for who, z in logits.items():
+                voice_ok[variant][0] += int((np.mean(z) >= 0) == (rv.VOICES[who].gender == "m"))
+                voice_ok[variant][1] += 1
+            print(name, variant, f"segments {seg_ok[variant]}, voices {voice_ok[variant]} (running totals)")
+    for variant in ("own pass", "windows"):
+        (a, n), (b, m) = seg_ok[variant], voice_ok[variant]
+        print(f"{variant:9s} segments {a}/{n}, voices {b}/{m}")
+    print(f"segments with a diarizer window inside: {covered}/{total}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--evaluate", action="store_true")
-    evaluate() if ap.parse_args().evaluate else build()
+    ap.add_argument("--conversations", nargs="*", metavar="NAME", help="default: the six of docs/models.md")
+    args = ap.parse_args()
+    conversations(args.conversations) if args.conversations is not None else evaluate() if args.evaluate else build()

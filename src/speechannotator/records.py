@@ -64,6 +64,10 @@ class Segment:
     # None where no ASR ran on the segment (a reference timeline, a reviewer's segment).
     avg_logprob: float | None = None
     no_speech_prob: float | None = None
+    # The unit mean of the diarizer's CAM++ window vectors of this speaker that lie inside the
+    # segment (frontend/diarize.SpeakerWindows): the gender vote reads it instead of embedding the
+    # segment again (priors/gender.py). None where no window lies inside or no diarizer ran.
+    voice: list[float] | None = None
 
     @property
     def duration(self) -> float:

@@ -51,3 +51,29 @@ def test_held_out_men_on_the_telephone_are_men(voice):
         med = st.values.get("pitch.median_hz")
         votes.append(gender.gender_vote(x, med if isinstance(med, float) else None, st.voiced_s).p_male)
     assert np.mean([gender._logit(p) for p in votes if p is not None]) > 0  # the speaker's evened vote
+
+
+def test_the_speakers_windows_centred_in_a_segment_give_its_voice():
+    from speechannotator.frontend.campplus import SpeakerWindows
+
+    v = np.eye(3)
+    w = SpeakerWindows(np.array([0.0, 1.0, 2.5]), np.array([1.5, 2.5, 4.0]), ["S0", "S1", "S0"], v)
+    # centres 0.75, 1.75, 3.25: S1's window is not S0's; a centre outside the segment is left out
+    assert np.allclose(w.mean_inside(0.0, 3.5, "S0"), np.array([1, 0, 1]) / np.sqrt(2))
+    assert np.allclose(w.mean_inside(0.0, 3.0, "S0"), [1, 0, 0])
+    assert w.mean_inside(3.5, 5.0, "S0") is None and w.mean_inside(0.0, 5.0, "S2") is None
+
+
+def test_a_segments_stored_voice_is_its_embedding_vote_and_survives_the_state():
+    from speechannotator.records import Segment
+
+    male = np.asarray(json.loads(gender.EMBED_ASSET.read_text())["weights"], np.float64)
+    voice = male / np.linalg.norm(male)  # the direction the shipped model reads as most male
+    g = gender.gender_vote(_voice(120.0, 3.5), 120.0, 3.5, embedding=voice)  # longer than EMBED_MAX_S
+    assert g.p_embed == pytest.approx(float(gender.embedding_p_male_of(voice[None])[0])) and g.p_embed > 0.9
+    short = _voice(220.0, 2.0)  # read whole by a pass of its own: the stored voice is not used
+    assert gender.gender_vote(short, 220.0, 2.0, embedding=voice).p_embed == gender.embedding_p_male(short)
+    seg = Segment("seg0000", 0.0, 1.5, "S0", voice=[round(float(e), 6) for e in voice])
+    assert Segment.from_json(json.loads(json.dumps(seg.to_json()))).voice == seg.voice
+    old = {k: v for k, v in seg.to_json().items() if k != "voice"}  # a state written before the field
+    assert Segment.from_json(old).voice is None

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..config import DiarizationConfig
 from ..records import Turn
+from .campplus import SpeakerWindows
 from .vad import SpeechRegion
 from .word_changes import SpeakerSpace
 
@@ -51,6 +52,7 @@ class DiarizationResult:
     num_windows: int  # local speakers embedded
     speech: list[Turn] | None = None  # per-speaker activity, overlapping where voices overlap
     space: SpeakerSpace | None = None  # the speakers' CAM++ centroids (word-level changes)
+    windows: SpeakerWindows | None = None  # the embedded windows (Segment.voice, the gender vote)
 
 
 @dataclass
@@ -499,7 +501,10 @@ def diarize(
         np.zeros(centroids.shape[1]),
         {f"S{first[f'S{j}']}": centroids[j].astype(np.float64) for j in range(len(centroids)) if f"S{j}" in first},
     )
-    return DiarizationResult(turns, len(first), closest, len(loc), speech, space)
+    unit = loc.vectors / np.maximum(np.linalg.norm(loc.vectors, axis=1, keepdims=True), 1e-12)
+    who = [first.get(f"S{j}") for j in label.tolist()]
+    windows = SpeakerWindows(loc.start, loc.end, [None if j is None else f"S{j}" for j in who], unit)
+    return DiarizationResult(turns, len(first), closest, len(loc), speech, space, windows)
 
 
 def run_diarization(

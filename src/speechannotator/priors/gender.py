@@ -194,12 +194,20 @@ def gender_vote(
     cal: Calibration = DEFAULT,
     *,
     low_cut: bool | None = None,
+    embedding: np.ndarray | None = None,
 ) -> GenderVote:
     """The fused vote of one segment (original audio). No pitch vote where the telephone band took
     the fundamental away (`low_cut`, the recording's; None: the segment's own spectrum decides):
-    the tracker then reads a harmonic (acoustic.missing_fundamental)."""
+    the tracker then reads a harmonic (acoustic.missing_fundamental). `embedding`: the segment's
+    unit CAM++ vector where one is at hand (`Segment.voice`, the mean of the diarizer's 1.5 s
+    windows), read where the segment is longer than EMBED_MAX_S: there this pass would read its
+    middle only and the windows cover all of it. A shorter segment is embedded whole here: one
+    embedding of a stretch reads gender better than 1.5 s pieces of it (EMBED_MAX_S's numbers)."""
     p_model, p_pitch = gender_vote_parts(original, median_f0, cal, low_cut=low_cut)
-    return fuse(p_model, p_pitch, voiced_s, embedding_p_male(original))
+    if embedding is None or len(original) <= int(EMBED_MAX_S * SR):
+        return fuse(p_model, p_pitch, voiced_s, embedding_p_male(original))
+    p = embedding_p_male_of(np.asarray(embedding, np.float64)[None, :])
+    return fuse(p_model, p_pitch, voiced_s, None if p is None else float(p[0]))
 
 
 def gender_vote_parts(
