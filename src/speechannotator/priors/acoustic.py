@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -279,6 +280,16 @@ def voice_quality_parselmouth(x: np.ndarray) -> dict[str, float]:
     return out
 
 
+@cache
+def _hann_autocorr(win: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Hann window and its autocorrelation (lags 0..win-1), the same for every frame."""
+    hann = np.hanning(win)
+    hann.flags.writeable = False
+    wac = np.correlate(hann, hann, mode="full")[win - 1 :]
+    wac.flags.writeable = False
+    return hann, wac
+
+
 def hnr_autocorr(x: np.ndarray, track: PitchTrack) -> float | None:
     """HNR (dB) from the normalized autocorrelation peak at the pitch period (Boersma 1993).
 
@@ -287,6 +298,7 @@ def hnr_autocorr(x: np.ndarray, track: PitchTrack) -> float | None:
     the segment value is the median over frames.
     """
     win = int(0.04 * SR)
+    hann, wac = _hann_autocorr(win)
     vals = []
     step = max(1, int(0.04 / (FRAME_PERIOD_MS / 1000)))  # a frame every 40 ms is plenty for a median
     for t, f in zip(track.times[::step], track.f0[::step]):
@@ -296,11 +308,10 @@ def hnr_autocorr(x: np.ndarray, track: PitchTrack) -> float | None:
         if a < 0 or a + win > len(x):
             continue
         fr = np.asarray(x[a : a + win], np.float64)
-        fr = (fr - fr.mean()) * np.hanning(win)
+        fr = (fr - fr.mean()) * hann
         ac = np.correlate(fr, fr, mode="full")[win - 1 :]
         if ac[0] <= EPS:
             continue
-        wac = np.correlate(np.hanning(win), np.hanning(win), mode="full")[win - 1 :]
         nac = ac / ac[0] / np.maximum(wac / wac[0], 1e-3)
         lag = SR / f
         lo, hi = int(lag * 0.9), min(len(nac) - 1, int(lag * 1.1) + 1)
