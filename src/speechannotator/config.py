@@ -193,10 +193,11 @@ class PriorsSettings(_Section):
     # "batch": DeepFilterNet3 over whole stretches (libDF features + the shipped ONNX graphs,
     # about 5x less CPU); "stream": the C runtime, one 10 ms frame per call.
     enhancer_runtime: Literal["batch", "stream"] = "batch"
-    # DNSMOS costs ~0.6 s of CPU per 9 s window (process time on 2 cores: 0.57 alone, 0.72 in the
-    # pipeline bench); it runs once per speaker, then on evenly spaced segments: rtf_budget *
-    # duration / window_cost_s windows in all (a count of windows fixed by the audio, never
-    # elapsed time, so a loaded machine scores the same ones).
+    # DNSMOS ran ~0.6 s of CPU per 9 s window (0.57 alone, 0.72 in the pipeline bench); with only
+    # its P.835 model run (priors/scene.py) one window costs ~0.24 s (0.29 with the P.808 pass,
+    # alone). window_cost_s stays 0.6, so the same windows are scored. It runs once per speaker,
+    # then on evenly spaced segments: rtf_budget * duration / window_cost_s windows in all (a count
+    # of windows fixed by the audio, never elapsed time, so a loaded machine scores the same ones).
     dnsmos: bool = True
     dnsmos_rtf_budget: float = Field(default=0.02, ge=0.0)
     dnsmos_window_cost_s: float = Field(default=0.6, gt=0.0)
