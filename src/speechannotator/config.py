@@ -78,7 +78,9 @@ class DiarizationConfig(_Section):
     merge_similarity: float | None = 0.55
     voice_similarity: float = 0.35
     min_embed_s: float = 1.0  # local speakers with less clean speech are assigned, not clustered
-    min_cluster_s: float = 3.0  # a cluster whose windows cover less of the recording is no voice
+    # A cluster whose clustered windows cover less of the recording is no voice, unless segmentation
+    # heard it beside every voice and all windows nearest it cover this (diarize.py `_lone_voices`).
+    min_cluster_s: float = 3.0
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed
     min_speech_s: float = 0.1  # a speaker's stretches shorter than this are dropped
     min_turn_s: float = 0.5  # exclusive turns shorter than this inside speech join a neighbour

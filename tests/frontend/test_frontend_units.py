@@ -92,6 +92,33 @@ def test_small_pieces_heard_beside_every_voice_make_a_voice_of_their_own():
     assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
 
 
+def test_a_voice_of_short_turns_heard_beside_every_voice_is_a_voice_of_its_own():
+    rng = np.random.default_rng(5)
+    q, _ = np.linalg.qr(rng.normal(size=(64, 2)))
+    # A long voice (20 windows) and one that talks in short turns: one window with min_embed_s
+    # of clean speech (clustered, covering 1.5 s, under min_cluster_s) and three with less
+    # (assigned, not clustered), at other times of the recording.
+    loud = q[:, 0] * 0.6 + 0.05 * rng.normal(size=(20, 64))
+    short = q[:, 1] * 0.6 + 0.05 * rng.normal(size=(4, 64))
+    x = np.concatenate([loud, short])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    start = np.arange(24) * 1.5
+    seconds = np.concatenate([np.full(21, 1.5), np.full(3, 0.5)])
+    slot = np.concatenate([np.zeros(20, int), np.ones(4, int)])
+
+    def windows(chunk: np.ndarray, n: int = 24) -> _Windows:
+        z = np.zeros(n, int)
+        return _Windows(chunk[:n], slot[:n], z, z, seconds[:n], x[:n], start[:n], start[:n] + 1.5)
+
+    beside = np.concatenate([np.arange(20) % 4, np.arange(4)])  # each of its windows in a chunk of the long one
+    label, cent, _ = _cluster(windows(beside), DiarizationConfig())
+    assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
+    # Never heard beside the long voice (its own chunks): a piece of it, dropped into it.
+    assert len(_cluster(windows(np.concatenate([np.arange(20) % 4, np.full(4, 9)])), DiarizationConfig())[1]) == 1
+    # Heard beside it, but all its windows cover under min_cluster_s: no voice.
+    assert len(_cluster(windows(beside, 21), DiarizationConfig())[1]) == 1
+
+
 def test_a_frame_heard_by_one_of_two_chunks_is_speech_when_their_mean_probability_says_so():
     # Two chunks of 40 frames overlapping by 20; one local speaker talks in frames 10-30 of the
     # recording, but only the first chunk hears its frames 20-30 (the second is unsure there).

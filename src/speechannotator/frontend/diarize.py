@@ -12,7 +12,9 @@ The structure of pyannote 3.x, on models that ship in a wheel:
    similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
    directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
    clusters that segmentation heard beside every voice join each other (`_join_orphans`);
-   clusters with under `min_cluster_s` of speech join their nearest large one.
+   clusters with under `min_cluster_s` of speech join their nearest large one, unless all
+   windows nearest them cover that and segmentation heard them beside every voice
+   (`_lone_voices`: a voice that talks in short turns).
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded (at least one where the chunks' mean P(speech)
    clears a bar, relative to the recording's highest where that is low); the most active
@@ -223,10 +225,12 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     k = labels.max() + 1
     mass = mass_of(labels)
     cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(k)])
-    # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones,
-    # never fewer than min_speakers nor more than max_speakers.
+    # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones and
+    # the voices of short turns (`_lone_voices`), never fewer than min_speakers nor more than
+    # max_speakers.
     order = np.argsort(-mass, kind="stable")
-    keep = [j for j in order if mass[j] >= cfg.min_cluster_s]
+    voice = _lone_voices(x, w, train, labels, cent, mass >= cfg.min_cluster_s, cfg.min_cluster_s)
+    keep = [j for j in order if voice[j]]
     if cfg.num_speakers:
         keep = list(order[: cfg.num_speakers])
     if len(keep) < cfg.min_speakers:
@@ -326,6 +330,31 @@ def _join_orphans(x, labels, chunk, slot, mass_of, cfg: DiarizationConfig) -> np
     if orphan.sum() < 2:
         return labels
     return _agglomerate(x, labels, cfg.voice_similarity, 1, relative=False, among=orphan, apart=apart)
+
+
+def _lone_voices(
+    x: np.ndarray,
+    w: _Windows,
+    train: np.ndarray,
+    labels: np.ndarray,
+    cent: np.ndarray,
+    voice: np.ndarray,
+    span_s: float,
+) -> np.ndarray:
+    """`voice` (bool per cluster of the clustered windows `train`, `labels`, mean directions
+    `cent`: their span covers `span_s`, `min_cluster_s`) with the small clusters that are a
+    voice of their own. A voice that talks in short turns has few windows with `min_embed_s`
+    of clean speech, so its clustered windows cover little (ffff_clean's fourth actress: 6 s of
+    speech in 15 windows, 6 clustered, covering 2.4 s). A small cluster that segmentation heard
+    beside every voice (the test of `_join_orphans`) is one when all windows nearest its
+    centroid (`x`: every window, unit vectors), clustered or not, cover `span_s`."""
+    if voice.all() or not voice.any():
+        return voice
+    unit = cent / np.maximum(np.linalg.norm(cent, axis=1, keepdims=True), 1e-12)
+    nearest = (x @ unit.T).argmax(axis=1)
+    span = np.array([_covered(w.start[nearest == j], w.end[nearest == j]) for j in range(len(cent))])
+    apart = _heard_apart(w.chunk[train], w.slot[train], labels)
+    return voice | (apart[:, voice].all(axis=1) & (span >= span_s))
 
 
 def _reconstruct(
