@@ -383,6 +383,9 @@ def main() -> None:
         "--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices"
     )
     ap.add_argument(
+        "--long-seed", type=int, default=100, help="its seed (100: the test recording; others: development)"
+    )
+    ap.add_argument(
         "--pyannote", type=Path, metavar="DIR", help="also score the pyannote pipeline from this local folder"
     )
     ap.add_argument("--config", type=Path, help="TOML settings (default: the cpu preset)")
@@ -438,7 +441,7 @@ def main() -> None:
             args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1, ensure_ascii=False))
         return
     if args.long:
-        specs = [sets.long_spec(args.long)]
+        specs = [sets.long_spec(args.long, seed=args.long_seed)]
     else:
         chosen = args.held_out_2 and "HELD_OUT_2" or args.quick and "QUICK_SET" or args.core and "CORE_SET"
         specs = list(getattr(sets, chosen or "DEV_SET"))

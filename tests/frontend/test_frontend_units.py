@@ -57,6 +57,20 @@ def test_clustering_respects_requested_count_bounds_and_drops_small_clusters():
     assert len(cent) == 2 and len(label) == len(few)
 
 
+def test_a_voice_must_cover_a_share_of_a_long_recording():
+    # Strays grow with a recording: four windows of a fifth direction (6 s) are a voice beside
+    # four voices of 20 windows (120 s of speech), but not beside four of 200 (1200 s: under
+    # min_cluster_share, 1 %), where they join the nearest voice.
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(32, 5)))
+    for n, voices in ((20, 5), (200, 4)):
+        x, truth = _blobs(rng, q.T * 0.6, n)
+        keep = np.concatenate([np.flatnonzero(truth < 4), np.flatnonzero(truth == 4)[:4]])
+        label, cent, _ = _cluster(_windows(x[keep]), DiarizationConfig())
+        assert len(cent) == voices and len(label) == len(keep)
+        assert len(_cluster(_windows(x[keep]), DiarizationConfig(min_cluster_share=0.0))[1]) == 5
+
+
 def test_a_widely_spread_voice_is_joined_by_its_mean_direction():
     rng = np.random.default_rng(1)
     q, _ = np.linalg.qr(rng.normal(size=(64, 2)))

@@ -12,7 +12,8 @@ The structure of pyannote 3.x, on models that ship in a wheel:
    similarity stopped at `threshold` (finer than one voice needs), then clusters whose mean
    directions have cosine `merge_similarity` or more are joined (`_merge_close`); small
    clusters that segmentation heard beside every voice join each other (`_join_orphans`);
-   clusters with under `min_cluster_s` of speech join their nearest large one, unless all
+   clusters with under `min_cluster_s` of speech (or `min_cluster_share` of a long recording's)
+   join their nearest large one, unless all
    windows nearest them cover that and segmentation heard them beside every voice
    (`_lone_voices`: a voice that talks in short turns).
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
@@ -214,13 +215,15 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
             [_covered(w.start[train][labels == j], w.end[train][labels == j]) for j in range(labels.max() + 1)]
         )
 
+    # What a voice must cover: `min_cluster_s`, and in a long recording a share of its speech.
+    bar = max(cfg.min_cluster_s, cfg.min_cluster_share * _covered(w.start[train], w.end[train]))
     if cfg.num_speakers:
         labels = fcluster(z, t=min(cfg.num_speakers, len(train)), criterion="maxclust") - 1
     else:
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
         if cfg.merge_similarity is not None:
             labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
-        labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of, cfg)
+        labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of(labels), bar, cfg)
     labels = np.unique(labels, return_inverse=True)[1]
     k = labels.max() + 1
     mass = mass_of(labels)
@@ -229,7 +232,7 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     # the voices of short turns (`_lone_voices`), never fewer than min_speakers nor more than
     # max_speakers.
     order = np.argsort(-mass, kind="stable")
-    voice = _lone_voices(x, w, train, labels, cent, mass >= cfg.min_cluster_s, cfg.min_cluster_s)
+    voice = _lone_voices(x, w, train, labels, cent, mass >= bar, bar)
     keep = [j for j in order if voice[j]]
     if cfg.num_speakers:
         keep = list(order[: cfg.num_speakers])
@@ -312,17 +315,16 @@ def _heard_apart(chunk: np.ndarray, slot: np.ndarray, labels: np.ndarray) -> np.
     return apart | apart.T
 
 
-def _join_orphans(x, labels, chunk, slot, mass_of, cfg: DiarizationConfig) -> np.ndarray:
-    """Clusters too small to be a voice (under `min_cluster_s`) are dropped into their nearest
+def _join_orphans(x, labels, chunk, slot, mass, bar: float, cfg: DiarizationConfig) -> np.ndarray:
+    """Clusters too small to be a voice (`mass` under `bar`, see `_cluster`) are dropped into their nearest
     voice (`_cluster`). A small cluster that segmentation heard as another voice beside every
     voice kept (`_heard_apart`: a different local speaker of one chunk) is none of them: such
     clusters are joined with each other by average linkage at `voice_similarity` (never two heard
-    apart), and a result covering `min_cluster_s` is a voice of its own. A voice with little
+    apart), and a result covering `bar` is a voice of its own. A voice with little
     speech split by the fine linkage stop is a few such pieces (two actors talking over each
     other in a 20 s exchange: each of her pieces under 3 s, all dropped into his voice)."""
     labels = np.unique(labels, return_inverse=True)[1]
-    mass = mass_of(labels)
-    voice = mass >= cfg.min_cluster_s
+    voice = mass >= bar
     if not voice.any():
         return labels
     apart = _heard_apart(chunk, slot, labels)
@@ -342,7 +344,7 @@ def _lone_voices(
     span_s: float,
 ) -> np.ndarray:
     """`voice` (bool per cluster of the clustered windows `train`, `labels`, mean directions
-    `cent`: their span covers `span_s`, `min_cluster_s`) with the small clusters that are a
+    `cent`: their span covers `span_s`, the bar of `_cluster`) with the small clusters that are a
     voice of their own. A voice that talks in short turns has few windows with `min_embed_s`
     of clean speech, so its clustered windows cover little (ffff_clean's fourth actress: 6 s of
     speech in 15 windows, 6 clustered, covering 2.4 s). A small cluster that segmentation heard
