@@ -84,9 +84,9 @@ class DiarizationConfig(_Section):
     # ... and at least this share of the clustered windows' speech: strays (windows across a
     # change, a turn heard apart) grow with the recording, a fixed 3 s does not (63.6 minutes:
     # 17 clusters over 3 s for 12 voices). Chosen on three development long recordings (12
-    # voices, 30-66 min, seeds 7-9): the clusters over 3 s that were no voice held at most
+    # voices, 32-66 min, seeds 7-9): the clusters over 3 s that were no voice held at most
     # 0.46 % of it, the voices at least 3.4 % (1 % is about their log-midpoint, 1.2 %); under
-    # 300 s of clustered speech (the 37 short conversations, AMI) the 3 s decide alone.
+    # 300 s of clustered speech the 3 s decide alone (the spliced conversations, AMI: unchanged).
     min_cluster_share: float = Field(default=0.01, ge=0.0, lt=1.0)
     min_gap_s: float = 0.2  # a speaker's pauses shorter than this are closed
     min_speech_s: float = 0.1  # a speaker's stretches shorter than this are dropped
