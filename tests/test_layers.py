@@ -14,8 +14,8 @@ PKG = "speechannotator"
 # names or package prefixes below "speechannotator"; "" is the package itself (the public API).
 LAYERS: list[tuple[str, ...]] = [
     # data types, vocabularies, thresholds; what is printed; the one atomic file write; giving
-    # freed heap pages back to the system between stages
-    ("records", "schema", "calibration", "terminal", "atomic", "heap"),
+    # freed heap pages back to the system between stages; torch's thread count around a forward pass
+    ("records", "schema", "calibration", "terminal", "atomic", "heap", "torch_threads"),
     ("config", "audio", "assets", "timelines"),  # settings; stage 1 (load); shipped model files; timeline files
     ("state", "llm_client", "corrections", "locks"),  # the shared state; the one chat client;
     # human corrections in force; one writer per recording

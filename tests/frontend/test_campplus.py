@@ -53,3 +53,24 @@ def test_embeddings_are_deterministic_and_independent_of_batch_mates(encoder):
     assert a.tobytes() == encoder.embed(clip.samples, spans).tobytes()
     np.testing.assert_allclose(a[0], b[0], atol=1e-5)
     assert encoder.embed(clip.samples, []).shape == (0, EMBEDDING_DIM)
+
+
+def test_vectors_do_not_depend_on_the_process_thread_count(encoder):
+    import torch
+
+    from speechannotator.frontend.segmentation import Segmenter
+
+    rng = np.random.default_rng(1)
+    x = (0.1 * rng.standard_normal(12 * 16000)).astype(np.float32)
+    spans = [(0.0, 1.5), (2.0, 3.5), (4.0, 9.0)]
+    seg = Segmenter.load("cpu")
+    before = torch.get_num_threads()
+    runs = []
+    try:
+        for n in (1, 3):  # another library (Whisper's loader) moves the process's count
+            torch.set_num_threads(n)
+            runs.append((encoder.embed(x, spans).tobytes(), seg(x).probability.tobytes()))
+            assert torch.get_num_threads() == n  # restored after the pass
+    finally:
+        torch.set_num_threads(before)
+    assert runs[0] == runs[1]

