@@ -23,7 +23,7 @@ from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
-from .heap import release
+from .heap import configure, release
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
@@ -179,6 +179,7 @@ class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
     def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend: Backend | None = None):
+        configure()  # before the models start their threads: their buffers reused, not refaulted
         self.config = resolve_local_model(config or Config())
         self.out_dir = Path(out_dir)
         prepare_out_dir(self.out_dir)
