@@ -55,6 +55,9 @@ _CHILD = textwrap.dedent(
             faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
     t = threading.Thread(target=work)
     t.start(); t.join()
+    # configured: the stage boundary keeps the free pages for the next stage's models
+    kept = heap.between_stages()
+    assert kept is False if configured else isinstance(kept, bool)
     print(configured, sum(faults[1:]))
     """
 )

@@ -6,10 +6,13 @@ DNSMOS frames. glibc maps a buffer that large afresh on every call (a thread's a
 more than 64 MB, and `mmap_max` does not stop that path), and the kernel zeroes each new page on
 its first touch: on the short speed batch 6.4 M page faults, ~9 s of system time, a fifth of the
 process's CPU. `configure()` serves every thread from the main heap and never maps a buffer on
-its own, so a freed buffer is reused by the next call (1.8 M faults, docs/speed.md). The heap
-then keeps what it frees up to `TRIM_THRESHOLD` at its top; `release()` (malloc_trim) returns
-every free page at a stage boundary, so the next stage's models do not grow the process on top
-of the last one's buffers. The numbers computed are unchanged, only where buffers live.
+its own, so a freed buffer is reused by the next call, the next stage's too. The heap keeps
+what it frees up to `TRIM_THRESHOLD` at its top; `release()` (malloc_trim) returns every free
+page once a recording is done. Without `configure()` (glibc's default: a heap per thread, large
+buffers mapped apart) `between_stages()` returns them after each step too, so the next stage's
+models do not grow the process on top of the last one's buffers; with it that only made the next
+stage fault them back in (short batch: ~4 s of CPU for ~0.1 GB of peak, docs/speed.md). The
+numbers computed are unchanged, only where buffers live.
 """
 
 from __future__ import annotations
@@ -48,17 +51,26 @@ def _user_tuned() -> bool:
     )
 
 
-@cache
+_configured = False
+
+
 def configure() -> bool:
-    """One heap for every thread, no buffer mapped on its own (once per process, before the
+    """One heap for every thread, no buffer mapped on its own (call once per process, before the
     models start their threads); False where there is no glibc or the user tuned malloc."""
+    global _configured
     libc = _libc()
-    if libc is None or _user_tuned():
-        return False
-    return all(
-        libc.mallopt(param, value) == 1
-        for param, value in ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    )
+    if not _configured and libc is not None and not _user_tuned():
+        _configured = all(
+            libc.mallopt(param, value) == 1
+            for param, value in ((M_ARENA_MAX, 1), (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+        )
+    return _configured
+
+
+def between_stages() -> bool:
+    """At a step or stage boundary: the free pages go back only where `configure()` is not in
+    effect (there the next stage's models would grow the process on top of them)."""
+    return False if _configured else release()
 
 
 def release() -> bool:

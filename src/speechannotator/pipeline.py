@@ -23,7 +23,7 @@ from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
-from .heap import configure, release
+from .heap import between_stages, configure, release
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
@@ -134,7 +134,7 @@ def run_priors(ctx: StageContext) -> None:
             t = time.perf_counter()
             enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
-            release()
+            between_stages()
         t = time.perf_counter()
         evidence = extract_priors(
             audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
@@ -285,7 +285,8 @@ class Annotator:
                     )
                     raise
                 result.timings[stage.name] = time.perf_counter() - t
-                release()  # the stage's freed buffers back to the system before the next models load
+                between_stages()  # the stage's freed buffers: kept for the next stage, or back (heap.py)
+            release()  # the recording's freed buffers back to the system
             self.store.set_status(rec, "complete")
             result.records, result.output = stored_records(ctx), out_path
             self._count_failed(rec, result)
