@@ -1,4 +1,4 @@
-"""Keep model buffers out of page faults, and give them back between stages (glibc only).
+"""Keep model buffers out of page faults, and give them back when the batch is done (glibc only).
 
 The models allocate large short-lived buffers: Whisper's encoder, in CTranslate2's worker thread,
 72 MB of attention scores per layer per 30-s window; CAM++ window batches, DeepFilterNet and
@@ -6,13 +6,13 @@ DNSMOS frames. glibc maps a buffer that large afresh on every call (a thread's a
 more than 64 MB, and `mmap_max` does not stop that path), and the kernel zeroes each new page on
 its first touch: on the short speed batch 6.4 M page faults, ~9 s of system time, a fifth of the
 process's CPU. `configure()` serves every thread from the main heap and never maps a buffer on
-its own, so a freed buffer is reused by the next call, the next stage's too. The heap keeps
-what it frees up to `TRIM_THRESHOLD` at its top; `release()` (malloc_trim) returns every free
-page once a recording is done. Without `configure()` (glibc's default: a heap per thread, large
-buffers mapped apart) `between_stages()` returns them after each step too, so the next stage's
-models do not grow the process on top of the last one's buffers; with it that only made the next
-stage fault them back in (short batch: ~4 s of CPU for ~0.1 GB of peak, docs/speed.md). The
-numbers computed are unchanged, only where buffers live.
+its own, so a freed buffer is reused by the next call, the next stage's and the next recording's
+too. The heap keeps what it frees up to `TRIM_THRESHOLD` at its top; `release()` (malloc_trim)
+returns every free page when the batch is done. Without `configure()` (glibc's default: a heap
+per thread, large buffers mapped apart) `between_stages()` returns them after each step, so the
+next stage's models do not grow the process on top of the last one's buffers; with it that only
+made the next stage fault them back in (short batch: ~5 s of CPU, no lower peak; docs/speed.md).
+The numbers computed are unchanged, only where buffers live.
 """
 
 from __future__ import annotations

@@ -200,6 +200,7 @@ class Annotator:
 
     def close(self) -> None:
         """Close the state and the backend (stopping a local LLM server the backend owns)."""
+        release()  # the batch's freed buffers back to the system (heap.py)
         backend = self._backend
         if self._owns_backend:
             self._backend = None
@@ -286,7 +287,6 @@ class Annotator:
                     raise
                 result.timings[stage.name] = time.perf_counter() - t
                 between_stages()  # the stage's freed buffers: kept for the next stage, or back (heap.py)
-            release()  # the recording's freed buffers back to the system
             self.store.set_status(rec, "complete")
             result.records, result.output = stored_records(ctx), out_path
             self._count_failed(rec, result)
