@@ -88,3 +88,36 @@ def test_configure_reuses_a_threads_large_buffer():
 def test_configure_leaves_a_users_malloc_tunables_alone():
     configured, _ = _faults(True, {"GLIBC_TUNABLES": "glibc.malloc.perturb=0"})
     assert configured == "False"
+
+
+_BOUND = textwrap.dedent(
+    """
+    import ctypes
+    from speechannotator import heap
+    assert heap.configure()
+    libc = heap._libc()
+    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    def held(n):  # n MB written and freed below a live block that pins the heap's top
+        ps = [libc.malloc(1 << 20) for _ in range(n)]
+        for p in ps:
+            ctypes.memset(p, 1, 1 << 20)
+        pin = libc.malloc(1 << 20)
+        for p in ps:
+            libc.free(p)
+        return pin
+    held(64)
+    small = heap.between_stages()  # 64 MB free: kept for the next stage
+    held(320)
+    large = heap.between_stages()  # over TRIM_THRESHOLD free: returned
+    print(small, large)
+    """
+)
+
+
+@glibc
+def test_between_stages_returns_the_heap_only_past_the_bound():
+    if heap.free_bytes() is None:
+        pytest.skip("no mallinfo2")
+    out = subprocess.run([sys.executable, "-c", _BOUND], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"], out

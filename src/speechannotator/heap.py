@@ -10,8 +10,9 @@ its own, so a freed buffer is reused by the next call, the next stage's and the 
 too. The heap keeps what it frees up to `TRIM_THRESHOLD` at its top; `release()` (malloc_trim)
 returns every free page when the batch is done. Without `configure()` (glibc's default: a heap
 per thread, large buffers mapped apart) `between_stages()` returns them after each step, so the
-next stage's models do not grow the process on top of the last one's buffers; with it that only
-made the next stage fault them back in (short batch: ~5 s of CPU, no lower peak; docs/speed.md).
+next stage's models do not grow the process on top of the last one's buffers; with it only when
+more than `TRIM_THRESHOLD` is free (on the short batch trimming after every step made the next
+step fault its buffers back in: ~4 s of CPU for no lower peak; docs/speed.md).
 The numbers computed are unchanged, only where buffers live.
 """
 
@@ -67,10 +68,33 @@ def configure() -> bool:
     return _configured
 
 
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+    ] + [("keepcost", ctypes.c_size_t)]
+
+
+def free_bytes() -> int | None:
+    """Free bytes held by the heap (glibc >= 2.33's mallinfo2), None where unknown."""
+    libc = _libc()
+    fn = getattr(libc, "mallinfo2", None) if libc is not None else None
+    if fn is None:
+        return None
+    fn.argtypes, fn.restype = [], _MallInfo2
+    return int(fn().fordblks)
+
+
 def between_stages() -> bool:
-    """At a step or stage boundary: the free pages go back only where `configure()` is not in
-    effect (there the next stage's models would grow the process on top of them)."""
-    return False if _configured else release()
+    """At a step or stage boundary. Without `configure()` the free pages go back (the next
+    stage's models would grow the process on top of them); with it the next stage reuses them,
+    unless the heap holds more than `TRIM_THRESHOLD` free (a long recording's buffers, which
+    pieces of other sizes would not reuse: the 10-minute speed file peaked at 2015 MB without
+    this bound, 1757 MB with it, 1575 MB with glibc's defaults; docs/speed.md)."""
+    if not _configured:
+        return release()
+    free = free_bytes()
+    return release() if free is None or free > TRIM_THRESHOLD else False
 
 
 def release() -> bool:
