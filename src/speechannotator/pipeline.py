@@ -23,7 +23,7 @@ from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
-from .heap import release
+from .heap import between_stages, configure, release
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
@@ -134,7 +134,7 @@ def run_priors(ctx: StageContext) -> None:
             t = time.perf_counter()
             enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
             ctx.timings["enhance"] = time.perf_counter() - t
-            release()
+            between_stages()
         t = time.perf_counter()
         evidence = extract_priors(
             audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
@@ -179,6 +179,7 @@ class Annotator:
     """Annotates recordings into `out_dir`, keeping the shared state in out_dir/state.sqlite."""
 
     def __init__(self, out_dir: str | Path, config: Config | None = None, *, backend: Backend | None = None):
+        configure()  # before the models start their threads: their buffers reused, not refaulted
         self.config = resolve_local_model(config or Config())
         self.out_dir = Path(out_dir)
         prepare_out_dir(self.out_dir)
@@ -199,6 +200,7 @@ class Annotator:
 
     def close(self) -> None:
         """Close the state and the backend (stopping a local LLM server the backend owns)."""
+        release()  # the batch's freed buffers back to the system (heap.py)
         backend = self._backend
         if self._owns_backend:
             self._backend = None
@@ -284,7 +286,7 @@ class Annotator:
                     )
                     raise
                 result.timings[stage.name] = time.perf_counter() - t
-                release()  # the stage's freed buffers back to the system before the next models load
+                between_stages()  # the stage's freed buffers: kept for the next stage, or back (heap.py)
             self.store.set_status(rec, "complete")
             result.records, result.output = stored_records(ctx), out_path
             self._count_failed(rec, result)

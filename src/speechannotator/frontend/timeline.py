@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import Config
-from ..heap import release
+from ..heap import between_stages
 from ..records import Segment
 
 
@@ -42,7 +42,7 @@ def recover_timeline(
 
     def clock(name: str, t0: float) -> None:
         timings[name] = round(time.perf_counter() - t0, 3)
-        release()  # the step's freed model buffers back to the system before the next loads
+        between_stages()  # the step's freed model buffers: kept for the next step, or back (heap.py)
 
     t = time.perf_counter()
     notify("vad")
