@@ -34,9 +34,15 @@ def test_pack_drops_long_pauses_and_maps_clip_time_back():
 def test_chunks_fill_windows_with_speech_not_pauses():
     segs = [_seg(i, 15.0 * i, 15.0 * i + 5.0) for i in range(12)]  # 5 s turns, 10 s pauses
     groups = _chunks(segs, 28.0, SR, 0.4)
-    # 5 turns = 25 s of speech + 4 x 0.4 s per window; spans of the recording 65 s long.
-    assert [len(g) for g in groups] == [5, 5, 2]
+    # 5 turns (25 s of speech + 4 x 0.4 s) fit one window, so 12 turns need three windows; filled to
+    # the brim they would be 5, 5 and 2 turns, the last two decoded with little context around them.
+    # Cut evenly: 4 turns (20 s of speech, spans of the recording 50 s long) each.
+    assert [len(g) for g in groups] == [4, 4, 4]
     assert all(pack(g, SR, 0.4).seconds <= 28.0 for g in groups)
+    # A stream that fits one window stays one window; each voice's stream is cut on its own.
+    assert [len(g) for g in _chunks(segs[:5], 28.0, SR, 0.4)] == [5]
+    two = [_seg(i, 15.0 * i, 15.0 * i + 5.0, "AB"[i % 2]) for i in range(12)]
+    assert sorted(len(g) for g in _chunks(two, 28.0, SR, 0.4, by_speaker=True)) == [3, 3, 3, 3]
 
 
 class _RunsAsr:
