@@ -5,7 +5,8 @@ gives each word to the segment holding it: one Whisper encoder pass per window i
 per segment (Whisper pads every input to 30 s), about 5x faster on CPU. Like faster-whisper's
 own VAD filter, a window holds only speech: the segments' audio is packed back to back (a
 pause longer than `pack_gap_s` is shortened to it, never reaching into another voice's
-segment) up to `chunk_s` of audio (as few windows as fit, of even length), and the decoded times are mapped back to the recording.
+segment) up to `chunk_s` of audio (as few windows as fit, of even length), and the decoded
+times are mapped back to the recording.
 One voice per window keeps one language per window in a call between languages. Language
 id runs on the same encoder pass as the decode (the backend reuses it). Language is
 identified per span, so code-switching is handled in two cheap checks:
