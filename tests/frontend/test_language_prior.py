@@ -60,16 +60,17 @@ def _conversation(turns):
 
 
 def test_one_uncertain_window_does_not_pull_the_call_into_its_language():
-    # An English call in two windows: the first (16 s) identified as English at 0.72, the second
-    # (10 s, telephone English) as Portuguese at 0.65; no Portuguese anywhere else. The old prior
-    # moved the first window's segments into Portuguese one by one (each move made the next).
+    # An English call in two windows of even length: the first (segments 0-2, 12 s) identified as
+    # English at 0.72, the second (segments 3-6, 13 s, telephone English) as Portuguese at 0.65; no
+    # Portuguese anywhere else. The old prior moved the first window's segments into Portuguese
+    # one by one (each move made the next).
     audio, segs = _conversation([("A", 5), ("B", 3), ("A", 4), ("B", 3), ("B", 3), ("A", 4), ("B", 3)])
-    asr = _WindowAsr({0: ("en", 0.72), 4: ("pt", 0.65)})
+    asr = _WindowAsr({0: ("en", 0.72), 3: ("pt", 0.65)})
     stats = transcribe(audio, SR, segs, AsrConfig(chunk_s=16.5, pack_by="time"), backend=asr)
     assert stats["asr_spans"] == 2
     assert [s.language for s in segs] == ["en"] * 7, [(s.language, s.text) for s in segs]
     assert all(s.text.startswith("en") for s in segs)  # the Portuguese window decoded again in English
-    assert stats["asr_language_prior"] == 3
+    assert stats["asr_language_prior"] == 4
 
 
 def test_a_second_language_heard_in_two_windows_stays():
