@@ -223,7 +223,7 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
         labels = fcluster(z, t=1.0 - cfg.threshold, criterion="distance") - 1
         if cfg.merge_similarity is not None:
             labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
-        labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of(labels), bar, cfg)
+        labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of, bar, cfg)
     labels = np.unique(labels, return_inverse=True)[1]
     k = labels.max() + 1
     mass = mass_of(labels)
@@ -315,8 +315,8 @@ def _heard_apart(chunk: np.ndarray, slot: np.ndarray, labels: np.ndarray) -> np.
     return apart | apart.T
 
 
-def _join_orphans(x, labels, chunk, slot, mass, bar: float, cfg: DiarizationConfig) -> np.ndarray:
-    """Clusters too small to be a voice (`mass` under `bar`, see `_cluster`) are dropped into their nearest
+def _join_orphans(x, labels, chunk, slot, mass_of, bar: float, cfg: DiarizationConfig) -> np.ndarray:
+    """Clusters too small to be a voice (`mass_of` them under `bar`, see `_cluster`) are dropped into their nearest
     voice (`_cluster`). A small cluster that segmentation heard as another voice beside every
     voice kept (`_heard_apart`: a different local speaker of one chunk) is none of them: such
     clusters are joined with each other by average linkage at `voice_similarity` (never two heard
@@ -324,7 +324,7 @@ def _join_orphans(x, labels, chunk, slot, mass, bar: float, cfg: DiarizationConf
     speech split by the fine linkage stop is a few such pieces (two actors talking over each
     other in a 20 s exchange: each of her pieces under 3 s, all dropped into his voice)."""
     labels = np.unique(labels, return_inverse=True)[1]
-    voice = mass >= bar
+    voice = mass_of(labels) >= bar  # after renumbering: a mass per label as it now stands
     if not voice.any():
         return labels
     apart = _heard_apart(chunk, slot, labels)
