@@ -19,6 +19,13 @@
 # - stormbaancoureur-data (GPL-3): camaro_s16_le, a car engine revving (15 s).
 # - scorched3d-data (GPL-2+): cheeringloop (a stadium crowd cheering, 20 s), citysounds (a
 #   street: traffic and voices), policecar and firetruck (passing emergency vehicles, sirens).
+# More sources (real_sounds.MORE_FILES: training files, and a third held-out set):
+# - lincity-ng-data: DirtTrack1/3 (motorcycles), FireStation2/3 (a fire engine, its siren),
+#   School1/3, ResidentialHigh1-3, ResidentialMed2/3 (talk and chatter), and its music.
+# - micropolis-data (GPL-3+): ignition (a car starting and driving off), siren.
+# - simutrans-pak64 (Artistic-1.0): bus, truck (starting and driving).
+# - netpanzer-data (GPL-2+): tank engines idling and moving (tankidle, hevidle, unitsound_*).
+# - scorched3d-data: tankmove (a tank driving, 15 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEST=${REAL_SOUNDS_DIR:-benchmarks/data/real_sounds}
@@ -28,9 +35,9 @@ log() { printf '[real-sounds] %s\n' "$*" >&2; }
 fetch() {  # package, pinned version, then the path patterns (under the package root) to keep
     local p=$1 v=$2; shift 2
     local done="$DEST/debs/$p.done"
-    # an empty marker is an unpinned fetch of an earlier version of this script: the checksums
-    # below decide whether its files are the pinned ones
-    [ -f "$done" ] && { [ ! -s "$done" ] || [ "$(cat "$done")" = "$v" ]; } && return 0
+    # the marker holds the version and the patterns kept: a package fetched by an earlier
+    # version of this script, or for fewer files, is fetched again
+    [ -f "$done" ] && [ "$(cat "$done")" = "$v $*" ] && return 0
     log "apt-get download $p=$v"
     local tmp; tmp=$(mktemp -d)
     # the pinned version; where the archive no longer has it, the current one (the checksums
@@ -48,18 +55,26 @@ fetch() {  # package, pinned version, then the path patterns (under the package 
     done
     find "$tmp/x" -path "*/usr/share/doc/$p/copyright" -exec cp {} "$DEST/debs/$p.copyright" \;
     rm -rf "$tmp"
-    echo "$v" > "$done"
+    echo "$v $*" > "$done"
 }
 LC=./usr/share/games/lincity-ng/sounds
 S3=./usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc
 fetch asterisk-moh-opsound-wav 2.03-1.1 "./usr/share/asterisk/moh/*.wav"
 fetch hedgewars-data 1.0.2-6 "./usr/share/games/hedgewars/Data/Sounds/voices/*/Laugh.ogg"
-fetch lincity-ng-data 2.9~git20150314-5 "$LC/Trafic*.wav" "$LC/SportsCroud*.wav" "$LC/MarketFull1.wav"
+fetch lincity-ng-data 2.9~git20150314-5 "$LC/Trafic*.wav" "$LC/SportsCroud*.wav" "$LC/MarketFull1.wav" \
+    "$LC/DirtTrack[13].wav" "$LC/FireStation[23].wav" "$LC/School[13].wav" "$LC/ResidentialHigh[123].wav" \
+    "$LC/ResidentialMed[23].wav" "./usr/share/games/lincity-ng/music/default/*.ogg"
 fetch tuxfootball 0.3.1-7 "./usr/share/games/tuxfootball/sound/crowd[cb]*.wav"
 fetch foobillardplus-data 3.43~svn170+dfsg-7 "./usr/share/games/foobillardplus/data/applause.wav"
 fetch tuxmath-data 2.0.3-9 "./usr/share/tuxmath/sounds/cheer.wav" "./usr/share/tuxmath/sounds/engine.wav"
 fetch stormbaancoureur-data 2.1.6-3.1 "./usr/share/games/stormbaancoureur/sounds/camaro_s16_le.wav"
-fetch scorched3d-data 44+dfsg-8 "$S3/cheeringloop.wav" "$S3/citysounds.wav" "$S3/policecar.wav" "$S3/firetruck.wav"
+fetch scorched3d-data 44+dfsg-8 "$S3/cheeringloop.wav" "$S3/citysounds.wav" "$S3/policecar.wav" "$S3/firetruck.wav" \
+    "./usr/share/games/scorched3d/data/globalmods/none/data/wav/movement/tankmove.wav"
+fetch micropolis-data 0.0.20071228-10 "./usr/share/games/micropolis/res/sounds/ignition.wav" \
+    "./usr/share/games/micropolis/res/sounds/siren.wav"
+fetch simutrans-pak64 121.0-1 "./usr/share/games/simutrans/pak/sound/bus.wav" "./usr/share/games/simutrans/pak/sound/truck.wav"
+fetch netpanzer-data 0.8.7+ds-4.1 "./usr/share/games/netpanzer/sound/tankidle.wav" "./usr/share/games/netpanzer/sound/hevidle.wav" \
+    "./usr/share/games/netpanzer/sound/unitsound_heavy.wav" "./usr/share/games/netpanzer/sound/unitsound_light.wav"
 
 log "checking checksums"
 (cd "$DEST/root" && sha256sum --quiet -c -) <<'SUMS'
@@ -103,5 +118,28 @@ de945bf0fec0d6c93094e1b1468ee2d84f37ea101f2010085861f789ae6601a1  ./usr/share/tu
 ac868fee61d2164f1ed10aa067bdcb762325a397a5a2c35bc4c989480e5a9996  ./usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/citysounds.wav
 51639ee94ebeb0b95dd60d1437d14259540244b5205ae910a84d1d3791f33084  ./usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/policecar.wav
 33eb57e0549723003c8a749bfa83301bbfb7371770740baffc33300a94da54a6  ./usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/firetruck.wav
+b9b005d20a6079ea55158ea4758826a2255dd8b5ab329a00e766eebdabc751eb  ./usr/share/games/micropolis/res/sounds/ignition.wav
+256cd8ca121f1ff68feec87d8e631835cc98334b3f47826dbbb71d346aae6078  ./usr/share/games/micropolis/res/sounds/siren.wav
+cbbc35e3d00abcdea84fe45d6d478b325656074caf6f0d825a76565b43b41a27  ./usr/share/games/simutrans/pak/sound/bus.wav
+ef32a642ea1b2b8febc7a5680e4b07858d2f1e102dc7dc5f1dfae00174596791  ./usr/share/games/simutrans/pak/sound/truck.wav
+5d153fef446cd04f7c164ed6f4bf70d237fd2f7a46d25b41f85caf3fe822acd9  ./usr/share/games/netpanzer/sound/tankidle.wav
+17aac8a4b09b3082c0614dd243e27a2bd2e731ecf4f0652ea09d1a9e2ac7841c  ./usr/share/games/netpanzer/sound/hevidle.wav
+9a2b4f5235fec653969a1f762975e75ebb1d005025465c24d142be8e6997c57a  ./usr/share/games/netpanzer/sound/unitsound_heavy.wav
+d1b6c524873503f4fa3983c64f70753fb5b6d137615bee91038792a48e323dd4  ./usr/share/games/netpanzer/sound/unitsound_light.wav
+d9181ddc4055afa6dd579acaceaf96d8afbc4f4b8fdc824fa482268543969f3d  ./usr/share/games/lincity-ng/sounds/DirtTrack1.wav
+5e6d203cdfdeb33aa0eae57eccf1c1fecb49921be002de359a0a65ebf3204c80  ./usr/share/games/lincity-ng/sounds/DirtTrack3.wav
+5484c43a5f81b507d872a0b7f030f4d12eafea7a78b3e8180836160bca731f89  ./usr/share/games/lincity-ng/sounds/FireStation2.wav
+1a2807d25dba915e415c7a91f4eeb0c16f6e3dae8c49baa89cade2bf1fc147c4  ./usr/share/games/lincity-ng/sounds/FireStation3.wav
+ed197717e86d18c2da1b4329b86e18e3700f9cef404e57cd9b5517eb46b2155c  ./usr/share/games/lincity-ng/sounds/School1.wav
+0917505eb535c323515f93321d2b3d5c584505d0186521694f81502699725c3c  ./usr/share/games/lincity-ng/sounds/School3.wav
+a9ced72926b30dc837ad394e83f02ac7b85e379cf9032a1aeb177436afee8ef6  ./usr/share/games/lincity-ng/sounds/ResidentialHigh1.wav
+bd085a5d44993ceaeac27086a1d3b31c77211f4f47dbc44a9fd0e0e796a5c0ce  ./usr/share/games/lincity-ng/sounds/ResidentialHigh2.wav
+f78daca0dac901c69167136a3b71c96540c0063cbcd1c6ad19cf24e35c0de76e  ./usr/share/games/lincity-ng/sounds/ResidentialHigh3.wav
+16fc17cefe48dc57536b155b35e5d46a3a5bcdf2e60e2c99158f580d3bcd78bf  ./usr/share/games/lincity-ng/sounds/ResidentialMed2.wav
+7839c37c3e1eee19ed9b5be407e8c5d63e65f72c935f7aa4c9c79fe97a2c81ea  ./usr/share/games/lincity-ng/sounds/ResidentialMed3.wav
+1fec73bed410554232ff8bfe7602d955798e11a42a9cbc3dc91741b039b4a158  ./usr/share/games/scorched3d/data/globalmods/none/data/wav/movement/tankmove.wav
+5ae2f878032f2ce77565bc9c4f27db133b510312aad331d15d1a2a309df9d3a4  ./usr/share/games/lincity-ng/music/default/01 - pronobozo - lincity.ogg
+16760321bc51b92b6bc07859b470002aaae879cb89317887718ab5ac5570599b  ./usr/share/games/lincity-ng/music/default/02 - Robert van Herk - City Blues.ogg
+472e87b40fdf7aecbb4203720560e3fddc1379822fb0958a041f2a7432ea648b  ./usr/share/games/lincity-ng/music/default/03 - Robert van Herk - Architectural Contemplations.ogg
 SUMS
 log "ready: $DEST"
