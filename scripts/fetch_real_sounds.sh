@@ -21,7 +21,7 @@
 #   street: traffic and voices), policecar and firetruck (passing emergency vehicles, sirens).
 # More sources (real_sounds.MORE_FILES: training files, and a third held-out set):
 # - lincity-ng-data: DirtTrack1/3 (motorcycles), FireStation2/3 (a fire engine, its siren),
-#   School1/3, ResidentialHigh1-3, ResidentialMed2/3 (talk and chatter), and its music.
+#   School1/3, ResidentialHigh1-3, ResidentialMed2/3 (talk and chatter, some with traffic), its music.
 # - micropolis-data (GPL-3+): ignition (a car starting and driving off), siren.
 # - simutrans-pak64 (Artistic-1.0): bus, truck (starting and driving).
 # - netpanzer-data (GPL-2+): tank engines idling and moving (tankidle, hevidle, unitsound_*).
