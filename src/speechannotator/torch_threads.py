@@ -8,8 +8,19 @@ depended on what the process had run before it. Every network run here sets its 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+SHIPPED_THREADS = 1
+"""The count of the small shipped networks (CAM++, segmentation-3.0, Distill-MOS): one thread
+gives the same sums in the same order on every machine, and the other core is left to ASR."""
+
+
+def plugin_threads() -> int:
+    """The count for a heavy plug-in model (a wav2vec2 age model, a text encoder): every core
+    this process may use, a number that does not change while it runs, unlike torch's own."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 @contextmanager

@@ -77,6 +77,28 @@ def test_transformers_encoder_on_a_tiny_local_model(tmp_path):
     assert np.allclose(alone, v[1], atol=1e-4)
 
 
+def test_transformers_encoder_runs_at_a_fixed_thread_count(tmp_path):
+    """Another library moving torch's process-wide count must not reach the encoder's sums."""
+    pytest.importorskip("transformers")
+    import torch
+
+    from speechannotator.torch_threads import plugin_threads
+
+    _tiny_transformers_model(tmp_path)
+    enc = make_encoder(f"transformers:{tmp_path}")
+    seen = []
+    enc.model.register_forward_hook(lambda *_: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    try:
+        for n in (1, 3):
+            torch.set_num_threads(n)
+            enc.encode(["the speaker talks fast"])
+            assert torch.get_num_threads() == n  # restored after the pass
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [plugin_threads(), plugin_threads()]
+
+
 def test_bad_encoder_specs_fail_clearly(tmp_path):
     with pytest.raises(ValueError, match="unknown encoder spec"):
         make_encoder("bert")

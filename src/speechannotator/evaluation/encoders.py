@@ -23,6 +23,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ..torch_threads import plugin_threads, torch_threads
+
 log = logging.getLogger(__name__)
 
 
@@ -133,7 +135,8 @@ class TransformersEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         torch = self._torch
         rows = []
-        with torch.inference_mode():
+        # a fixed thread count: the same text gives the same similarity in every run of SA-Eval
+        with torch.inference_mode(), torch_threads(plugin_threads()):
             for i in range(0, len(texts), self.batch_size):
                 batch = self.tokenizer(
                     list(texts[i : i + self.batch_size]),

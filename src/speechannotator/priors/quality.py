@@ -23,14 +23,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..torch_threads import torch_threads
+from ..torch_threads import SHIPPED_THREADS, torch_threads
 
 log = logging.getLogger(__name__)
 
 SR = 16000
 SEQ_LEN = 122880  # the model's window (7.68 s)
 HOP_LEN = 16000  # its hop between windows of a longer input
-THREADS = 1  # a fixed thread count: the same sums in the same order on every machine
 
 
 def windows_of(n_samples: int) -> int:
@@ -75,7 +74,7 @@ def mos(x: np.ndarray) -> float:
     if len(x) < SEQ_LEN:
         x = np.tile(x, int(math.ceil(SEQ_LEN / len(x))))[:SEQ_LEN]
     model = _model()
-    with torch.no_grad(), torch_threads(THREADS):
+    with torch.no_grad(), torch_threads(SHIPPED_THREADS):
         return float(model(torch.from_numpy(np.ascontiguousarray(x))[None]).item())
 
 

@@ -206,9 +206,11 @@ class AgeGender(_Slot):
         else:
             import torch
 
+            from ..torch_threads import plugin_threads, torch_threads
+
             fe, model = obj
             inp = fe(x, sampling_rate=SR, return_tensors="pt").input_values
-            with torch.no_grad():
+            with torch.no_grad(), torch_threads(plugin_threads()):  # same digits after a resume
                 a, g = model(inp)
             age, gender = float(a[0, 0]), g[0].numpy()
         years = 100.0 * age  # the model predicts age / 100

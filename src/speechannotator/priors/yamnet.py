@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .acoustic import frames_of
+
 log = logging.getLogger(__name__)
 
 SR = 16000
@@ -60,7 +62,7 @@ def log_mel(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.float64)
     if len(x) < WIN:
         x = np.pad(x, (0, WIN - len(x)))
-    frames = np.lib.stride_tricks.sliding_window_view(x, WIN)[::HOP]  # a view: no index array, no copy
+    frames = frames_of(x, WIN, HOP)
     window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(WIN) / WIN)  # periodic Hann
     spec = np.abs(np.fft.rfft(frames * window, n=N_FFT, axis=1))
     return np.log(spec @ mel_matrix() + LOG_OFFSET).astype(np.float32)
