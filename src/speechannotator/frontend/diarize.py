@@ -15,8 +15,7 @@ The structure of pyannote 3.x, on models that ship in a wheel:
    clusters with under `min_cluster_s` of speech (or `min_cluster_share` of a long recording's)
    join their nearest large one, unless all
    windows nearest them cover that and segmentation heard them beside every voice
-   (`_lone_voices`: a voice that talks in short turns); the small clusters left join whatever
-   is closest, and a group of them that covers that bar is a voice (`_gather_small`).
+   (`_lone_voices`: a voice that talks in short turns).
 4. The chunks' frames are averaged per global speaker; the number of speakers per frame is the
    average of the chunks' local counts, rounded (at least one where the chunks' mean P(speech)
    clears a bar, relative to the recording's highest where that is low); the most active
@@ -34,7 +33,6 @@ speech in `Turn.overlap_s`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,18 +225,14 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
             labels = _merge_close(x[train], labels, cfg.merge_similarity, cfg.min_speakers)
         labels = _join_orphans(x[train], labels, w.chunk[train], w.slot[train], mass_of, bar, cfg)
     labels = np.unique(labels, return_inverse=True)[1]
+    k = labels.max() + 1
     mass = mass_of(labels)
-    cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(labels.max() + 1)])
-    # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones, the
-    # voices of short turns (`_lone_voices`) and small clusters that together are one
-    # (`_gather_small`), never fewer than min_speakers nor more than max_speakers.
-    voice = _lone_voices(x, w, train, labels, cent, mass >= bar, bar)
-    if not cfg.num_speakers:
-        span_of = lambda m: _covered(w.start[train][m], w.end[train][m])  # noqa: E731
-        labels, voice = _gather_small(x[train], labels, voice, span_of, bar)
-        mass = mass_of(labels)
-        cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(labels.max() + 1)])
+    cent = np.stack([x[train][labels == j].mean(axis=0) for j in range(k)])
+    # Small clusters (a cough, crosstalk, a mixed window) are no voice: keep the large ones and
+    # the voices of short turns (`_lone_voices`), never fewer than min_speakers nor more than
+    # max_speakers.
     order = np.argsort(-mass, kind="stable")
+    voice = _lone_voices(x, w, train, labels, cent, mass >= bar, bar)
     keep = [j for j in order if voice[j]]
     if cfg.num_speakers:
         keep = list(order[: cfg.num_speakers])
@@ -363,53 +357,6 @@ def _lone_voices(
     span = np.array([_covered(w.start[nearest == j], w.end[nearest == j]) for j in range(len(cent))])
     apart = _heard_apart(w.chunk[train], w.slot[train], labels)
     return voice | (apart[:, voice].all(axis=1) & (span >= span_s))
-
-
-def _gather_small(
-    x: np.ndarray, labels: np.ndarray, voice: np.ndarray, span_of: Callable[[np.ndarray], float], bar: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """(labels, voice) with the small clusters that are a voice together joined into one
-    (`labels` of the unit vectors `x`, 0..k-1; `voice` bool per cluster). Small clusters join
-    whatever is closest, a voice or another small cluster, by the cosine of mean directions
-    (`_merge_close`'s), the closest pair first; voices never join each other, and a group of
-    small clusters that covers `bar` (`span_of` its windows, seconds) when its closest cluster
-    is a voice is a voice of its own. Only such groups change the result: small clusters that
-    joined a voice stay small clusters (their windows go to the nearest voice's centroid, one
-    by one, as before) and voices keep their own windows' centroids. Each window going to its
-    nearest voice alone spread a voice heard in short pieces over the others (development,
-    mfmf_noise_d3: the Dutch actress in seven pieces of 1.5-2.8 s, mostly 0.3-0.5 to each other
-    and at most 0.25 to every voice, spread over the other woman's and the actor's voices)."""
-    k = int(labels.max()) + 1
-    if voice.all() or not voice.any():
-        return labels, voice
-    sums = np.zeros((k, x.shape[1]))
-    np.add.at(sums, labels, x)
-    members = [np.flatnonzero(labels == j) for j in range(k)]
-    grown, alive, born = voice.copy(), np.ones(k, bool), np.zeros(k, bool)
-    group = np.arange(k)
-    tot = sums @ sums.T  # sums of the window-pair similarities between clusters
-    while (alive & ~grown).any():
-        own = np.sqrt(np.maximum(np.diag(tot), 1e-12))
-        score = tot / np.outer(own, own)
-        score[np.ix_(grown, grown)] = -np.inf
-        score[~alive, :] = -np.inf
-        score[:, ~alive] = -np.inf
-        np.fill_diagonal(score, -np.inf)
-        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
-        if grown[j]:
-            i, j = j, i  # a voice keeps its index
-        if grown[i] and span_of(members[j]) >= bar:
-            grown[j] = born[j] = True  # closest to a voice, but a voice of its own
-            continue
-        sums[i] += sums[j]
-        tot[i, :] = tot[:, i] = sums @ sums[i]
-        alive[j] = False
-        members[i] = np.concatenate([members[i], members[j]])
-        group[group == j] = i
-    new = np.unique(np.where(born[group], k + group, np.arange(k))[labels], return_inverse=True)[1]
-    is_voice = np.zeros(int(new.max()) + 1, bool)
-    is_voice[new[voice[labels] | born[group][labels]]] = True
-    return new, is_voice
 
 
 def _reconstruct(
