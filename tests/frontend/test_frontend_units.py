@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from speechannotator.config import DiarizationConfig
-from speechannotator.frontend.diarize import _cluster, _merge_again, _reconstruct, _to_turns, _Windows
+from speechannotator.frontend.diarize import _cluster, _reconstruct, _to_turns, _Windows
 from speechannotator.frontend.reference import ReferenceError, load_reference_timeline
 from speechannotator.frontend.refine import normalize_transcript
 from speechannotator.frontend.segment_table import build_segments
@@ -104,23 +104,6 @@ def test_small_pieces_heard_beside_every_voice_make_a_voice_of_their_own():
     w.slot = np.concatenate([np.zeros(20, int), np.ones(8, int)])
     label, cent, _ = _cluster(w, cfg)
     assert len(cent) == 2 and len(set(label[20:].tolist())) == 1 and label[0] != label[20]
-
-
-def test_voices_as_finally_assigned_are_merged_again_when_their_mean_directions_meet():
-    # Two voices (30 windows each); the first came out as two voices, split in halves. As
-    # assigned, the halves' mean directions meet (cosine ~1): one voice, every window of it
-    # to it; two different voices stay two.
-    rng = np.random.default_rng(11)
-    q, _ = np.linalg.qr(rng.normal(size=(64, 2)))
-    x, truth = _blobs(rng, q.T * 0.6, 30)
-    label = np.where(truth == 1, 2, np.arange(60) % 2)
-    cent = np.stack([x[label == j].mean(axis=0) for j in range(3)])
-    cent /= np.linalg.norm(cent, axis=1, keepdims=True)
-    train = np.arange(60)
-    joined, c = _merge_again(x, train, label, cent, 0.55, 1)
-    assert len(c) == 2 and len(set(joined[:30].tolist())) == 1 and joined[0] != joined[30]
-    kept, c = _merge_again(x, train, truth, cent[1:], 0.55, 1)
-    assert len(c) == 2 and (kept == truth).all()
 
 
 def test_a_voice_of_short_turns_heard_beside_every_voice_is_a_voice_of_its_own():

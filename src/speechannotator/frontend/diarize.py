@@ -242,32 +242,9 @@ def _cluster(w: _Windows, cfg: DiarizationConfig) -> tuple[np.ndarray, np.ndarra
     cent = cent[sorted(keep)]
     cent /= np.linalg.norm(cent, axis=1, keepdims=True)
     label = (x @ cent.T).argmax(axis=1)
-    if cfg.merge_similarity is not None and not cfg.num_speakers:
-        label, cent = _merge_again(x, train, label, cent, cfg.merge_similarity, cfg.min_speakers)
     sim = cent @ cent.T
     closest = float(sim[np.triu_indices(len(cent), 1)].max()) if len(cent) > 1 else 0.0
     return label, cent, closest
-
-
-def _merge_again(
-    x: np.ndarray, train: np.ndarray, label: np.ndarray, cent: np.ndarray, bound: float, floor: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The merge test (`_merge_close` at `bound`, `merge_similarity`; never under `floor`
-    voices) once more on the voices as finally assigned (`label` of every window, unit centroids
-    `cent`; the mean directions of their clustered windows `train`), then every window to its
-    nearest joined voice. The windows of the small clusters that went to the voices widen them:
-    pieces of one spread voice that stayed under the bound at the merge step come out closer
-    (development: the Dutch actress under noise, mf_noise_d3, in two voices at 0.535, 0.642 once
-    assigned; the closest two different voices there, of mfmf_tel_c, at 0.516)."""
-    held = label[train]
-    if len(cent) < 2 or len(np.unique(held)) < len(cent):  # a voice with no clustered window: as it is
-        return label, cent
-    joined = _merge_close(x[train], held, bound, floor)
-    if joined.max() + 1 == len(cent):
-        return label, cent
-    cent = np.stack([x[train][joined == j].mean(axis=0) for j in range(joined.max() + 1)])
-    cent /= np.linalg.norm(cent, axis=1, keepdims=True)
-    return (x @ cent.T).argmax(axis=1), cent
 
 
 def _agglomerate(
