@@ -379,6 +379,8 @@ def main() -> None:
     ap.add_argument(
         "--held-out-2", action="store_true", help="the second held-out set (stop 20) instead of the development set"
     )
+    ap.add_argument("--dev-3", action="store_true", help="the third development set (stop 33) instead")
+    ap.add_argument("--held-out-3", action="store_true", help="the third held-out set (stop 34) instead")
     ap.add_argument(
         "--long", type=float, metavar="MINUTES", help="instead: one long recording with 12 returning voices"
     )
@@ -443,10 +445,13 @@ def main() -> None:
     if args.long:
         specs = [sets.long_spec(args.long, seed=args.long_seed)]
     else:
-        chosen = args.held_out_2 and "HELD_OUT_2" or args.quick and "QUICK_SET" or args.core and "CORE_SET"
+        flags = {"HELD_OUT_2": args.held_out_2, "DEV_SET_3": args.dev_3, "HELD_OUT_3": args.held_out_3}
+        chosen = next((k for k, on in {**flags, "QUICK_SET": args.quick, "CORE_SET": args.core}.items() if on), None)
         specs = list(getattr(sets, chosen or "DEV_SET"))
         if args.only:
-            specs = [s for s in sets.DEV_SET + sets.HELD_OUT_2 if s.name in args.only]
+            specs = [
+                s for s in sets.DEV_SET + sets.HELD_OUT_2 + sets.DEV_SET_3 + sets.HELD_OUT_3 if s.name in args.only
+            ]
     if args.word_changes:  # on the development set, its held-out `*_h` left out
         return word_change_rows([s for s in specs if not s.name.endswith("_h")], systems)
     rows = []
