@@ -2,7 +2,7 @@
 
 `DEV_SET` is what the timeline rules were developed on (the `*_c` added later, the `*_h` held
 out), `HELD_OUT_2` a second held-out set, `DEV_SET_3` more development conversations (stop 33),
-`HELD_OUT_3` a third held-out set (stop 34), `QUICK_SET` and `CORE_SET` subsets for quick runs and
+`HELD_OUT_3` a third held-out set (stop 33), `QUICK_SET` and `CORE_SET` subsets for quick runs and
 the 2-4 speaker targets, `long_spec` one long recording of returning voices (docs/timeline.md).
 """
 
@@ -111,7 +111,7 @@ DEV_SET_3: tuple[Spec, ...] = (
     Spec("mmmm_noise_d3", ("awb", "librivox", "nl_m", "vk5qi"), 16, "noise", 15.0, seed=107),
     Spec("ffm_clean_d3", ("nl_f", "allison", "zh_m"), 14, "clean", seed=108),
 )
-# Held out a third time (stop 34): written down and committed before any rule was scored on it,
+# Held out a third time (stop 33): written down and committed before any rule was scored on it,
 # because the held-out sets above were seen after cnt3's rules were chosen. New seeds 120-141, the
 # same channels and mixes as the held-out sets above: the Dutch actress and same-gender pairs.
 HELD_OUT_3: tuple[Spec, ...] = (
