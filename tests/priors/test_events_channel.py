@@ -53,6 +53,16 @@ def test_log_mel_patches_have_yamnet_shape():
     assert mel.shape == (1 + (len(x) - yamnet.WIN) // yamnet.HOP, 64)
     p = yamnet.patches(mel)
     assert p.shape[1:] == (96, 64) and len(p) == 1 + (len(mel) - 96) // 48
+    assert np.array_equal(p[1], mel[48:144]) and np.array_equal(p[-1], mel[48 * (len(p) - 1) :][:96])
+
+
+def test_log_mel_blocks_do_not_change_a_value(monkeypatch):
+    """A long recording's spectra are computed a block of frames at a time (the whole 2-hour
+    recording's took ~7 GB at once); each frame is its own, so any block size gives the same bytes."""
+    x = np.random.default_rng(1).standard_normal(SR * 3 + 77).astype(np.float32) * 0.1
+    whole = yamnet.log_mel(x)
+    monkeypatch.setattr(yamnet, "BLOCK_FRAMES", 7)
+    assert yamnet.log_mel(x).tobytes() == whole.tobytes()
 
 
 @needs_voices

@@ -57,23 +57,31 @@ def mel_matrix() -> np.ndarray:
     return np.maximum(0.0, np.minimum(down, up))
 
 
+BLOCK_FRAMES = 6000  # 60 s of frames at a time: a 2-hour recording's float64 spectra whole were ~7 GB
+
+
 def log_mel(x: np.ndarray) -> np.ndarray:
-    """(frames, 64) log-mel magnitudes of 16 kHz audio (no centre padding)."""
-    x = np.asarray(x, np.float64)
+    """(frames, 64) log-mel magnitudes of 16 kHz audio (no centre padding), computed in blocks of
+    frames (each frame on its own, so the values do not depend on the block)."""
     if len(x) < WIN:
         x = np.pad(x, (0, WIN - len(x)))
-    frames = frames_of(x, WIN, HOP)
+    n = 1 + (len(x) - WIN) // HOP
     window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(WIN) / WIN)  # periodic Hann
-    spec = np.abs(np.fft.rfft(frames * window, n=N_FFT, axis=1))
-    return np.log(spec @ mel_matrix() + LOG_OFFSET).astype(np.float32)
+    out = np.empty((n, N_MELS), np.float32)
+    for a in range(0, n, BLOCK_FRAMES):
+        b = min(n, a + BLOCK_FRAMES)
+        frames = frames_of(np.asarray(x[a * HOP : (b - 1) * HOP + WIN], np.float64), WIN, HOP)
+        spec = np.abs(np.fft.rfft(frames * window, n=N_FFT, axis=1))
+        out[a:b] = np.log(spec @ mel_matrix() + LOG_OFFSET)
+    return out
 
 
 def patches(mel: np.ndarray) -> np.ndarray:
-    """(N, 96, 64) patches every 48 frames; a short input is zero-padded to one patch."""
+    """(N, 96, 64) patches every 48 frames, a strided view of `mel` (no copy); a short input is
+    zero-padded to one patch."""
     if len(mel) < PATCH_FRAMES:
         mel = np.pad(mel, ((0, PATCH_FRAMES - len(mel)), (0, 0)))
-    starts = range(0, len(mel) - PATCH_FRAMES + 1, PATCH_HOP_FRAMES)
-    return np.stack([mel[s : s + PATCH_FRAMES] for s in starts])
+    return np.lib.stride_tricks.sliding_window_view(mel, PATCH_FRAMES, axis=0)[::PATCH_HOP_FRAMES].transpose(0, 2, 1)
 
 
 # --- the ONNX graph's quantization constants (a minimal protobuf reader: onnx is not a dependency)
@@ -153,10 +161,11 @@ class YamNet:
 
     def logits_of_patches(self, p: np.ndarray) -> np.ndarray:
         inp = self.session.get_inputs()[0].name  # type: ignore[attr-defined]
-        qin = np.clip(np.round(p / self.q["audio_scale"] + self.q["audio_zero_point"]), 0, 255).astype(np.uint8)
+        scale, zero = self.q["audio_scale"], self.q["audio_zero_point"]
         out = np.empty((len(p), len(self.names)), np.float32)
-        for i in range(len(p)):  # the exported graph has a fixed batch of one
-            raw = self.session.run(None, {inp: qin[i][None, None]})[0].reshape(-1)  # type: ignore[attr-defined]
+        for i in range(len(p)):  # the exported graph has a fixed batch of one; quantized per patch
+            qin = np.clip(np.round(p[i] / scale + zero), 0, 255).astype(np.uint8, order="C")
+            raw = self.session.run(None, {inp: qin[None, None]})[0].reshape(-1)  # type: ignore[attr-defined]
             out[i] = self.q["class_scores_scale"] * (raw.astype(np.float32) - self.q["class_scores_zero_point"])
         return out
 
