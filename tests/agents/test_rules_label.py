@@ -162,3 +162,20 @@ def test_revision_request_suggestion_is_applied(tmp_path):
     out = RulesBackend().label(task)
     assert out["gender"].value is Gender.FEMALE and out["gender"].round == 1 and "suggested" in out["gender"].rationale
     assert out["background_sound"].value == "无"
+
+
+def test_pauses_are_long_or_frequent_only_as_measured(tmp_path):
+    """AMI dev00/dev01: a short turn with one 0.4 s pause or one 1.1 s pause was called "with long
+    pauses between phrases" and "frequent pauses" (the pause share alone decided)."""
+    segs = [seg(i, 3 * i, 3 * i + 1.5, "A", "It's a name.", language="en") for i in range(3)]
+    one_short = {"pause__ratio": 0.45, "pause__count": 1, "pause__longest_s": 0.4, "rate__units_per_s": 2.0}
+    one_long = {"pause__ratio": 0.7, "pause__count": 1, "pause__longest_s": 1.1, "rate__units_per_s": 2.0}
+    several = {"pause__ratio": 0.4, "pause__count": 2, "pause__longest_s": 0.8, "rate__units_per_s": 2.0}
+    evs = male("seg_00000", **one_short) + male("seg_00001", **one_long) + male("seg_00002", **several)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    speed = [p[(f"seg_0000{i}", "speed")].value.text for i in range(3)]
+    rhythm = [p[(f"seg_0000{i}", "rhythm")].value for i in range(3)]
+    assert "long pauses" not in speed[0] and "long pauses" in speed[1] and "long pauses" in speed[2]
+    assert "frequent pauses" not in rhythm[0] + rhythm[1] and "noticeable pauses" in rhythm[1]
+    assert "frequent pauses" in rhythm[2]
+

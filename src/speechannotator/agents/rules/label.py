@@ -11,6 +11,7 @@ otherwise the field is re-derived in strict mode (speaker-consistent, model labe
 from __future__ import annotations
 
 from ...calibration import DEFAULT, Calibration
+from ...priors.acoustic import LONG_PAUSE_S
 from ...records import Prediction, Segment, Status
 from ...schema import AgeGroup, Gender, Value, is_empty_marker, typed_value
 from ..backend import LabelTask
@@ -183,7 +184,7 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     lp, longest = v.num("events.long_pause"), v.num("pause.longest_s")
     gap = max(internal_gaps(seg), default=0.0)
     seen = seen or lp is not None or longest is not None
-    if (lp or 0) >= 1 or (longest or 0) >= 0.7 or gap >= 0.7:
+    if (lp or 0) >= 1 or (longest or 0) >= LONG_PAUSE_S or gap >= LONG_PAUSE_S:
         items.append("pause")
     if not items:
         return Outcome(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...calibration import semitones
+from ...priors.acoustic import LONG_PAUSE_S
 from ...records import Segment
 from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
@@ -80,8 +81,10 @@ def label_speed(v: FieldView, seg: Segment, P) -> Outcome:
     level, conf, note = rate_level(v, seg)
     if level is None:
         return Outcome(Level(0, P.SPEED_LEVEL[0]), 0.2, "abstain", note)
-    pr = v.num("pause.ratio")
-    tail = P.SPEED_PAUSE if pr is not None and pr >= 0.3 and level <= 0 else P.SPEED_TAIL[level]
+    # "long pauses between phrases": pauses fill 30 % of the speech span and one is long
+    pr, longest = v.num("pause.ratio"), v.num("pause.longest_s")
+    long_pauses = (pr or 0) >= 0.3 and (longest or 0) >= LONG_PAUSE_S
+    tail = P.SPEED_PAUSE if long_pauses and level <= 0 else P.SPEED_TAIL[level]
     return Outcome(Level(level, P.SPEED_LEVEL[level] + tail), conf, "ok", note)
 
 
@@ -93,9 +96,9 @@ def pause_state(v: FieldView, seg: Segment) -> str:
     longest = longest or 0.0
     if count is None:
         count = 1.0 if longest >= 0.3 else 0.0
-    if count >= 4 or (ratio or 0) >= 0.35:
+    if count >= 4 or (count >= 2 and (ratio or 0) >= 0.35):  # one long pause is not "frequent"
         return "many"
-    if longest >= 0.7:
+    if longest >= LONG_PAUSE_S:
         return "long"
     if count >= 1:
         return "natural"
