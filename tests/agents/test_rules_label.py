@@ -179,3 +179,13 @@ def test_pauses_are_long_or_frequent_only_as_measured(tmp_path):
     assert "frequent pauses" not in rhythm[0] + rhythm[1] and "noticeable pauses" in rhythm[1]
     assert "frequent pauses" in rhythm[2]
 
+
+def test_soft_is_quieter_than_the_recording_not_a_low_gain(tmp_path):
+    """AMI dev00/dev01 sit at -41 LUFS: every turn was a "soft" tone by the level alone."""
+    segs = [seg(i, 3 * i, 3 * i + 2, "A", "We leave now.", language="en") for i in range(2)]
+    evs = male("seg_00000", loudness__lufs=-41.0, emotion__arousal=0.0)
+    evs += male("seg_00001", loudness__lufs=-50.0, emotion__arousal=0.0) + ev("recording", loudness__lufs=-42.0)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "tone")].value == "calm, natural declarative tone"
+    assert p[("seg_00001", "tone")].value == "soft declarative tone"
+    assert "recording.loudness.lufs" in p[("seg_00001", "tone")].evidence

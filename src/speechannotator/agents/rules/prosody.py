@@ -136,7 +136,7 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
     act = speech_act(seg.text)
     a = arousal(v, seg)
     val = v.num("emotion.valence_text")
-    lufs = v.num("loudness.lufs")
+    lufs, ref = v.num("loudness.lufs"), v.num("recording.loudness.lufs")
     r, _, _ = rate_level(v, seg)
     if a is None and val is None:
         return Outcome(P.tone("calm", act), 0.3, "abstain", "no prosodic evidence; speech act from transcript")
@@ -149,7 +149,7 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
         quality = "bright"
     elif val is not None and val <= -0.4 and a < 0.3:
         quality = "heavy"
-    elif lufs is not None and lufs < -35:
+    elif lufs is not None and ref is not None and lufs <= ref - v.cal.soft_below_recording_db:
         quality = "soft"
     else:
         quality = "calm"
