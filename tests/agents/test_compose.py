@@ -61,3 +61,12 @@ def test_a_deep_texture_for_a_segment_labeled_female_is_sent_back_with_her_textu
     assert not verdict.accepted and verdict.suggested and "deep" not in verdict.suggested, verdict
     preds["gender"] = Prediction(seg.key, "gender", "male", 0.8, [])
     assert review_task(task)["texture"].accepted  # a man's low voice may be deep
+
+
+def test_the_scene_sentence_takes_no_article_before_a_plural_place():
+    from speechannotator.agents.compose import contextual_inference
+
+    noisy = contextual_inference(_task({"environment": "noisy surroundings", "background_sound": "none"}, "en"))
+    street = contextual_inference(_task({"environment": "street or roadside", "background_sound": "none"}, "en"))
+    assert noisy.startswith("The speaker is in noisy surroundings.")  # AMI trn07: "in a noisy surroundings"
+    assert street.startswith("The speaker is in a street or roadside.")
