@@ -189,3 +189,15 @@ def test_soft_is_quieter_than_the_recording_not_a_low_gain(tmp_path):
     assert p[("seg_00000", "tone")].value == "calm, natural declarative tone"
     assert p[("seg_00001", "tone")].value == "soft declarative tone"
     assert "recording.loudness.lufs" in p[("seg_00001", "tone")].evidence
+
+
+def test_a_calm_voice_does_not_strengthen_happy_words(tmp_path):
+    """Allison's "Please press 1 to mute ...": arousal -0.42 (calmer than her usual) and the word
+    "please" (valence 0.56) were "happy (moderate)" at 0.55; the words alone say little."""
+    segs = [seg(i, 3 * i, 3 * i + 2, "A", "Please press 1.", language="en") for i in range(2)]
+    evs = ev("seg_00000", emotion__arousal=-0.42, emotion__valence_text=0.56)
+    evs += ev("seg_00001", emotion__arousal=-0.6, emotion__valence_text=-0.6)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    happy, sad = p[("seg_00000", "emotion")], p[("seg_00001", "emotion")]
+    assert happy.value == Emotion("happy", 1) and happy.confidence <= 0.35
+    assert sad.value.label == "sad" and sad.confidence == 0.55  # a low voice agrees with sad words

@@ -160,7 +160,8 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     else:
         lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 else "neutral"
     conf = 0.55 if a is not None else 0.4
-    if abs(a0) < 0.4 and lid in ("happy", "sad"):  # the words alone carry it: weak, low confidence
+    # the words alone carry it (a calm voice does not make words happier): weak, low confidence
+    if (lid == "happy" and a0 < 0.4) or (lid == "sad" and a0 > -0.4):
         return Outcome(P.emotion(lid, 1 if abs(v0) < 0.7 else 2), 0.35, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
