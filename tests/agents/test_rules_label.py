@@ -201,3 +201,11 @@ def test_a_calm_voice_does_not_strengthen_happy_words(tmp_path):
     happy, sad = p[("seg_00000", "emotion")], p[("seg_00001", "emotion")]
     assert happy.value == Emotion("happy", 1) and happy.confidence <= 0.35
     assert sad.value.label == "sad" and sad.confidence == 0.55  # a low voice agrees with sad words
+
+
+def test_a_telephone_voice_is_thin_not_full_and_thin(tmp_path):
+    """Allison's "Activated." over the telephone band read "full, rounded and somewhat thin"."""
+    segs = [seg(0, 0, 1, "A", "Activated.", language="en")]
+    evs = ev("seg_00000", gender__p_male=0.02, pitch__median_hz=165.0, channel__origin="telephone")
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "texture")].value == "somewhat thin"

@@ -182,6 +182,7 @@ def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> O
         mods.append("muffled")
     if v.text("channel.origin") == "telephone" and "muffled" not in mods:
         mods.append("thin")  # a telephone band carries nothing above ~4 kHz
+        base = "" if base == "full" else base  # nor the low body "full, rounded" names
     if a is not None and a >= 1.0:
         mods.append("tense")
     if not base and not mods:
