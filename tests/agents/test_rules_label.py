@@ -209,3 +209,12 @@ def test_a_telephone_voice_is_thin_not_full_and_thin(tmp_path):
     evs = ev("seg_00000", gender__p_male=0.02, pitch__median_hz=165.0, channel__origin="telephone")
     _, p = _label(tmp_path, segs, evs, lang="en")
     assert p[("seg_00000", "texture")].value == "somewhat thin"
+
+
+def test_an_imperative_is_a_whole_opening_verb():
+    from speechannotator.agents.transcript import speech_act
+
+    for said in ("Good idea.", "Looks fine to me.", "Going home now.", "Stopped at last."):
+        assert speech_act(said) == "statement", said  # "go", "look", "stop" as word prefixes
+    for said in ("Tell me about Mr. John Dashwood.", "Just put it on the desk.", "Look at this.", "Go."):
+        assert speech_act(said) == "command", said
