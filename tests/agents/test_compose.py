@@ -61,6 +61,10 @@ def test_a_deep_texture_for_a_segment_labeled_female_is_sent_back_with_her_textu
     assert not verdict.accepted and verdict.suggested and "deep" not in verdict.suggested, verdict
     preds["gender"] = Prediction(seg.key, "gender", "male", 0.8, [])
     assert review_task(task)["texture"].accepted  # a man's low voice may be deep
+    # the other way round: the Mandarin lecturer (a man) was "full, rounded", a woman's low voice
+    preds["texture"] = Prediction(seg.key, "texture", "full, rounded and slightly hoarse", 0.6, [])
+    verdict = review_task(task)["texture"]
+    assert not verdict.accepted and verdict.suggested and "full" not in verdict.suggested, verdict
 
 
 def test_the_scene_sentence_takes_no_article_before_a_plural_place():
