@@ -211,10 +211,11 @@ def test_a_telephone_voice_is_thin_not_full_and_thin(tmp_path):
     assert p[("seg_00000", "texture")].value == "somewhat thin"
 
 
-def test_an_imperative_is_a_whole_opening_verb():
+def test_speech_acts_read_whole_words_and_particles():
     from speechannotator.agents.transcript import speech_act
 
     for said in ("Good idea.", "Looks fine to me.", "Going home now.", "Stopped at last."):
         assert speech_act(said) == "statement", said  # "go", "look", "stop" as word prefixes
     for said in ("Tell me about Mr. John Dashwood.", "Just put it on the desk.", "Look at this.", "Go."):
         assert speech_act(said) == "command", said
+    assert speech_act("那再写五个点嘛。") == "statement" and speech_act("你自己写吗。") == "question"

@@ -14,7 +14,8 @@ from ..schema import has_cjk
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z']+")
 _VOWEL_GROUPS = re.compile(r"[aeiouy]+")
-_ZH_QUESTION_END = ("吗", "呢", "么", "嘛")
+# "嘛" is no question mark: it marks the obvious or a suggestion ("那再写五个点嘛", the zh lecture)
+_ZH_QUESTION_END = ("吗", "呢", "么")
 _EN_QUESTION_START = (
     "what",
     "why",
