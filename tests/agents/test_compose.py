@@ -74,3 +74,30 @@ def test_the_scene_sentence_takes_no_article_before_a_plural_place():
     street = contextual_inference(_task({"environment": "street or roadside", "background_sound": "none"}, "en"))
     assert noisy.startswith("The speaker is in noisy surroundings.")  # AMI trn07: "in a noisy surroundings"
     assert street.startswith("The speaker is in a street or roadside.")
+
+
+def test_a_texture_is_judged_by_the_norm_the_pitch_is_judged_by():
+    """The Mandarin lecture: a segment whose local evidence leaned female (the review then made it
+    male, like his 8 other segments) kept "圆润饱满" (a woman's low voice) beside "音高偏高"."""
+    from speechannotator.agents.backend import ReviewTask
+    from speechannotator.agents.rules.review import review_task
+    from speechannotator.records import Contract, Evidence, Prediction
+
+    seg = Segment("seg_00006", 30.1, 31.2, "S0", text="都是只有一个把。", language="zh")
+    ev = {"pitch.median_hz": Evidence(seg.key, "pitch.median_hz", 179.0, "Hz")}
+    pitch = Contract(seg.key, "pitch", "", "", ["pitch."], [], ["segment", "speaker_history"], "")
+    votes = {"gender": {"values": [{"value": "male", "weight": 8.0}], "total_weight": 8.0, "segments": 8}}
+    preds = {
+        "gender": Prediction(seg.key, "gender", "female", 0.83, []),
+        "texture": Prediction(seg.key, "texture", "圆润饱满且略带沙哑", 0.6, []),
+    }
+    task = ReviewTask(
+        segment=seg,
+        predictions=preds,
+        contracts={"pitch": pitch},
+        evidence=ev,
+        context={"speaker_history": {"votes": votes}},
+        label_language="zh",
+    )
+    verdict = review_task(task)["texture"]
+    assert not verdict.accepted and "圆润饱满" not in str(verdict.suggested), verdict
