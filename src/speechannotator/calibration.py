@@ -96,6 +96,9 @@ class Calibration(BaseModel):
     hnr_high_db: float = _param(18.0, 10.0, 30.0, "HNR above this: very clear")
     jitter_high: float = _param(0.02, 0.005, 0.1, "local jitter above this is rough")
     shimmer_high: float = _param(0.10, 0.02, 0.3, "local shimmer above this is rough")
+    # A recording's gain sets its level, not the voice: "soft" is a segment this much below the
+    # recording's speech (BS.1770 LUFS); AMI dev00/01 at -41 LUFS were all "soft" by level alone.
+    soft_below_recording_db: float = _param(6.0, 2.0, 20.0, "segment loudness this far below the recording's: soft")
     # -- scene and events --------------------------------------------------------------------------
     dnsmos_bak_noisy: float = _param(3.0, 1.0, 5.0, "DNSMOS BAK below this: an intrusive background")
     mos_clean: float = _param(3.5, 1.0, 5.0, "Distill-MOS at least this: no words masked by noise (clean 4.3-4.5)")

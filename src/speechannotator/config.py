@@ -195,6 +195,11 @@ class PriorsSettings(_Section):
     # priors/spans.py speech_snr_db) are not enhanced: from there on DeepFilterNet moves the
     # statistics away from the clean truth (docs/speed.md). None enhances every span.
     enhance_gate_snr_db: float | None = 30.0
+    # A segment the enhancer left this many dB quieter than the original lost its speech, not
+    # its noise: that drop means noise 20 dB above the speech, which leaves nothing for the
+    # diarizer and ASR to find. Its statistics read the original (priors/spans.py). On AMI trn07
+    # DeepFilterNet took 42-49 dB off three turns of a far-field voice; kept turns lost <= 4 dB.
+    enhance_max_drop_db: float = 20.0
     # DeepFilterNet runs on one core; the speech spans are split into this many groups (by
     # duration, in order), each enhanced by its own model state in its own thread. A fixed
     # number, not the machine's cores, so the output is the same on every machine.

@@ -146,6 +146,7 @@ def run_priors(ctx: StageContext) -> None:
         "speech_spans_s": round(work.spans_s, 3),
         "enhanced_s": round(work.enhanced_s, 3),
         "gated_s": round(work.gated_s, 3),
+        "restored_s": round(work.restored_s, 3),
         "aed_s": round(work.aed_s, 3),
     }
     with store.transaction() as c:

@@ -61,3 +61,43 @@ def test_a_deep_texture_for_a_segment_labeled_female_is_sent_back_with_her_textu
     assert not verdict.accepted and verdict.suggested and "deep" not in verdict.suggested, verdict
     preds["gender"] = Prediction(seg.key, "gender", "male", 0.8, [])
     assert review_task(task)["texture"].accepted  # a man's low voice may be deep
+    # the other way round: the Mandarin lecturer (a man) was "full, rounded", a woman's low voice
+    preds["texture"] = Prediction(seg.key, "texture", "full, rounded and slightly hoarse", 0.6, [])
+    verdict = review_task(task)["texture"]
+    assert not verdict.accepted and verdict.suggested and "full" not in verdict.suggested, verdict
+
+
+def test_the_scene_sentence_takes_no_article_before_a_plural_place():
+    from speechannotator.agents.compose import contextual_inference
+
+    noisy = contextual_inference(_task({"environment": "noisy surroundings", "background_sound": "none"}, "en"))
+    street = contextual_inference(_task({"environment": "street or roadside", "background_sound": "none"}, "en"))
+    assert noisy.startswith("The speaker is in noisy surroundings.")  # AMI trn07: "in a noisy surroundings"
+    assert street.startswith("The speaker is in a street or roadside.")
+
+
+def test_a_texture_is_judged_by_the_norm_the_pitch_is_judged_by():
+    """The Mandarin lecture: a segment whose local evidence leaned female (the review then made it
+    male, like his 8 other segments) kept "圆润饱满" (a woman's low voice) beside "音高偏高"."""
+    from speechannotator.agents.backend import ReviewTask
+    from speechannotator.agents.rules.review import review_task
+    from speechannotator.records import Contract, Evidence, Prediction
+
+    seg = Segment("seg_00006", 30.1, 31.2, "S0", text="都是只有一个把。", language="zh")
+    ev = {"pitch.median_hz": Evidence(seg.key, "pitch.median_hz", 179.0, "Hz")}
+    pitch = Contract(seg.key, "pitch", "", "", ["pitch."], [], ["segment", "speaker_history"], "")
+    votes = {"gender": {"values": [{"value": "male", "weight": 8.0}], "total_weight": 8.0, "segments": 8}}
+    preds = {
+        "gender": Prediction(seg.key, "gender", "female", 0.83, []),
+        "texture": Prediction(seg.key, "texture", "圆润饱满且略带沙哑", 0.6, []),
+    }
+    task = ReviewTask(
+        segment=seg,
+        predictions=preds,
+        contracts={"pitch": pitch},
+        evidence=ev,
+        context={"speaker_history": {"votes": votes}},
+        label_language="zh",
+    )
+    verdict = review_task(task)["texture"]
+    assert not verdict.accepted and "圆润饱满" not in str(verdict.suggested), verdict

@@ -51,6 +51,7 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
         ("seg_00003", "emotion"),
         ("seg_00002", "gender"),
         ("seg_00002", "pitch"),
+        ("seg_00002", "texture"),  # "圆润饱满" (a woman's low voice) by the female norm, as the pitch
     }
     for kf, trail in trails.items():
         if kf in flagged:
@@ -68,14 +69,14 @@ def test_flagged_fields_are_relabeled_and_accepted_fields_untouched(tmp_path):
     # the relabel only asked for the flagged fields, with the request
     relabels = [c for c in backend.calls if c[2] == 1]
     assert sorted(relabels) == [
-        ("seg_00002", ("gender", "pitch"), 1),
+        ("seg_00002", ("gender", "pitch", "texture"), 1),
         ("seg_00003", ("emotion",), 1),
         ("seg_00004", ("background_sound",), 1),
     ]
     assert "suggested value" in latest[("seg_00004", "background_sound")].rationale
     assert store.verdicts(REC)[("seg_00004", "background_sound")][0].suggested == "无"
     info = store.stage_info(REC, "review")
-    assert info["flagged"] == [4, 0] and info["unresolved"] == 0
+    assert info["flagged"] == [5, 0] and info["unresolved"] == 0
 
 
 def test_no_review_leaves_conflicts_in_the_output(tmp_path):
@@ -96,8 +97,8 @@ def test_rounds_are_bounded(tmp_path, budget):
     vrounds = {v.round for vs in store.verdicts(REC).values() for v in vs}
     assert vrounds == set(range(budget + 1))
     info = store.stage_info(REC, "review")
-    # with no relabel budget the fixable gender drift also stays unresolved
-    assert info["unresolved"] == (4 if budget == 0 else 2) and len(info["flagged"]) == budget + 1
+    # with no relabel budget the fixable gender drift (and the texture judged by it) stays unresolved
+    assert info["unresolved"] == (5 if budget == 0 else 2) and len(info["flagged"]) == budget + 1
 
 
 def test_killed_round_leaves_nothing_and_resumes(tmp_path, monkeypatch):

@@ -162,3 +162,60 @@ def test_revision_request_suggestion_is_applied(tmp_path):
     out = RulesBackend().label(task)
     assert out["gender"].value is Gender.FEMALE and out["gender"].round == 1 and "suggested" in out["gender"].rationale
     assert out["background_sound"].value == "无"
+
+
+def test_pauses_are_long_or_frequent_only_as_measured(tmp_path):
+    """AMI dev00/dev01: a short turn with one 0.4 s pause or one 1.1 s pause was called "with long
+    pauses between phrases" and "frequent pauses" (the pause share alone decided)."""
+    segs = [seg(i, 3 * i, 3 * i + 1.5, "A", "It's a name.", language="en") for i in range(3)]
+    one_short = {"pause__ratio": 0.45, "pause__count": 1, "pause__longest_s": 0.4, "rate__units_per_s": 2.0}
+    one_long = {"pause__ratio": 0.7, "pause__count": 1, "pause__longest_s": 1.1, "rate__units_per_s": 2.0}
+    several = {"pause__ratio": 0.4, "pause__count": 2, "pause__longest_s": 0.8, "rate__units_per_s": 2.0}
+    evs = male("seg_00000", **one_short) + male("seg_00001", **one_long) + male("seg_00002", **several)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    speed = [p[(f"seg_0000{i}", "speed")].value.text for i in range(3)]
+    rhythm = [p[(f"seg_0000{i}", "rhythm")].value for i in range(3)]
+    assert "long pauses" not in speed[0] and "long pauses" in speed[1] and "long pauses" in speed[2]
+    assert "frequent pauses" not in rhythm[0] + rhythm[1] and "noticeable pauses" in rhythm[1]
+    assert "frequent pauses" in rhythm[2]
+
+
+def test_soft_is_quieter_than_the_recording_not_a_low_gain(tmp_path):
+    """AMI dev00/dev01 sit at -41 LUFS: every turn was a "soft" tone by the level alone."""
+    segs = [seg(i, 3 * i, 3 * i + 2, "A", "We leave now.", language="en") for i in range(2)]
+    evs = male("seg_00000", loudness__lufs=-41.0, emotion__arousal=0.0)
+    evs += male("seg_00001", loudness__lufs=-50.0, emotion__arousal=0.0) + ev("recording", loudness__lufs=-42.0)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "tone")].value == "calm, natural declarative tone"
+    assert p[("seg_00001", "tone")].value == "soft declarative tone"
+    assert "recording.loudness.lufs" in p[("seg_00001", "tone")].evidence
+
+
+def test_a_calm_voice_does_not_strengthen_happy_words(tmp_path):
+    """Allison's "Please press 1 to mute ...": arousal -0.42 (calmer than her usual) and the word
+    "please" (valence 0.56) were "happy (moderate)" at 0.55; the words alone say little."""
+    segs = [seg(i, 3 * i, 3 * i + 2, "A", "Please press 1.", language="en") for i in range(2)]
+    evs = ev("seg_00000", emotion__arousal=-0.42, emotion__valence_text=0.56)
+    evs += ev("seg_00001", emotion__arousal=-0.6, emotion__valence_text=-0.6)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    happy, sad = p[("seg_00000", "emotion")], p[("seg_00001", "emotion")]
+    assert happy.value == Emotion("happy", 1) and happy.confidence <= 0.35
+    assert sad.value.label == "sad" and sad.confidence == 0.55  # a low voice agrees with sad words
+
+
+def test_a_telephone_voice_is_thin_not_full_and_thin(tmp_path):
+    """Allison's "Activated." over the telephone band read "full, rounded and somewhat thin"."""
+    segs = [seg(0, 0, 1, "A", "Activated.", language="en")]
+    evs = ev("seg_00000", gender__p_male=0.02, pitch__median_hz=165.0, channel__origin="telephone")
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "texture")].value == "somewhat thin"
+
+
+def test_speech_acts_read_whole_words_and_particles():
+    from speechannotator.agents.transcript import speech_act
+
+    for said in ("Good idea.", "Looks fine to me.", "Going home now.", "Stopped at last."):
+        assert speech_act(said) == "statement", said  # "go", "look", "stop" as word prefixes
+    for said in ("Tell me about Mr. John Dashwood.", "Just put it on the desk.", "Look at this.", "Go."):
+        assert speech_act(said) == "command", said
+    assert speech_act("那再写五个点嘛。") == "statement" and speech_act("你自己写吗。") == "question"

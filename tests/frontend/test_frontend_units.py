@@ -253,3 +253,11 @@ def test_reference_timeline_segments_carry_the_seconds_other_speakers_cover(tmp_
     (tmp_path / "x.json").write_text(json.dumps(turns))
     segs = load_reference_timeline(tmp_path / "x.json", "x")
     assert [s.overlap_s for s in segs] == [0.5, 1.0, 0.5, 0.0]
+
+
+def test_a_turn_cut_after_a_comma_ends_with_one_full_stop():
+    # AMI dev00 "we have in the group,." / "And he said,."; the same in Chinese
+    assert normalize_transcript("we have in the group,", "en") == "We have in the group."
+    assert normalize_transcript("And he said ,", "en") == "And he said."
+    assert normalize_transcript("我们在，", "zh") == "我们在。"
+    assert normalize_transcript(",", "en") == ""

@@ -39,3 +39,11 @@ def test_librivox_at_minus_35_dbfs_reads_like_its_own_level(i):
     assert low["rate.class"] == normal["rate.class"]
     assert abs(float(low["pause.ratio"]) - float(normal["pause.ratio"])) <= 0.05
     assert float(low["pause.ratio"]) < 0.3  # continuous reading, not "frequent pauses"
+
+
+def test_silence_at_a_segments_edges_is_no_pause():
+    """A segment reaches to the next turn (AMI dev00: 0.4-0.6 of "And he said" was edge silence,
+    read as "frequent pauses"); the pause share counts the speech span only."""
+    x, text = C.librivox()[1]
+    edged = np.concatenate([np.zeros(SR, np.float32), x, np.zeros(SR, np.float32)])
+    assert float(_fields(edged, text)["pause.ratio"]) < 0.2  # 2 s of 4.2 s were edges

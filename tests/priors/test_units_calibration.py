@@ -42,6 +42,14 @@ def test_valence():
     assert v < -0.5
 
 
+def test_spoken_discourse_markers_and_politeness_carry_no_valence():
+    # AMI dev00 (0.67: "okay", "well", "ready") and Allison's prompt (0.38: "please")
+    for said in ("Okay, well. Um, yeah, go for it.", "Please press 1 to mute.", "No, it is a name."):
+        assert text_valence(said, "en")[0] == 0.0
+    assert text_valence("Okay, well I think we're ready to begin.", "en")[0] < 0.5  # "ready" alone
+    assert text_valence("Yes, I love it, what a wonderful day!", "en")[0] > 0.5
+
+
 def test_one_calibration_table_declared_with_ranges_and_reachable_from_the_config():
     from speechannotator.agents import make_backend
     from speechannotator.config import load_config

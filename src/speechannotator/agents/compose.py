@@ -168,10 +168,11 @@ def _scene_sentence(task: ComposeTask) -> str:
         if has_bg:
             return f"片段背景伴有{bg}，说话人的声音叠加在背景声之上。"
     else:
+        place = env if env.endswith("s") else f"a {env}"  # "noisy surroundings": no article
         if has_env and has_bg:
-            return f"The speaker is in a {env}, with {bg} in the background."
+            return f"The speaker is in {place}, with {bg} in the background."
         if has_env:
-            return f"The speaker is in a {env}."
+            return f"The speaker is in {place}."
         if has_bg:
             return f"The speech sits over {bg}."
     snr, origin, reverb = ev.get("snr.db"), ev.get("channel.origin"), ev.get("scene.reverb")

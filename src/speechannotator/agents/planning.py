@@ -69,8 +69,8 @@ ROUTES: dict[str, Route] = {
     "tone": Route(
         ("pitch.", "energy.", "loudness.", "rate.", "emotion.arousal", "emotion.valence_text"),
         ("emotion.arousal", "pitch.final_slope_semitones", "rate.units_per_s", "transcript"),
-        (SEG, NB),
-        "local prosody decides; neighbouring turns only clarify the speech act",
+        (SEG, NB, REC),
+        "local prosody decides; neighbouring turns only clarify the speech act; loudness against the recording's",
     ),
     "texture": Route(
         ("voice.", "pitch.", "gender.", "energy.", "scene.dnsmos_sig", "quality.mos", "channel.origin", "snr.db",

@@ -14,7 +14,8 @@ from ..schema import has_cjk
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z']+")
 _VOWEL_GROUPS = re.compile(r"[aeiouy]+")
-_ZH_QUESTION_END = ("吗", "呢", "么", "嘛")
+# "嘛" is no question mark: it marks the obvious or a suggestion ("那再写五个点嘛", the zh lecture)
+_ZH_QUESTION_END = ("吗", "呢", "么")
 _EN_QUESTION_START = (
     "what",
     "why",
@@ -39,7 +40,11 @@ _EN_QUESTION_START = (
     "may",
 )
 _ZH_COMMAND_START = ("请", "别", "不要", "快", "赶紧", "不用", "注意", "小心")
-_EN_COMMAND_START = ("please", "let's", "don't", "do not", "stop", "listen", "look", "come", "go")
+# An imperative opens the sentence with its verb: whole words ("Good idea" is no "go", "Looks
+# fine" no "look"); "Tell me about ..." (the bundled example) and "Just put it ..." (AMI dev01) are.
+_EN_COMMAND_START = re.compile(
+    r"(please|let's|don't|do not|stop|listen|look|come|go|tell me|give me|show me|(just )?put|make sure|wait)\b"
+)
 _ZH_PERSUADE = ("不用", "应该", "还是", "不如", "别担心", "放心", "相信我", "从大局")
 _EN_PERSUADE = ("you should", "why don't", "trust me", "don't worry", "we could", "it's better")
 
@@ -99,7 +104,7 @@ def speech_act(text: str) -> str:
         return "question"
     if t.endswith(("！", "!")):
         return "exclaim"
-    if (has_cjk(t) and t.startswith(_ZH_COMMAND_START)) or low.startswith(_EN_COMMAND_START):
+    if (has_cjk(t) and t.startswith(_ZH_COMMAND_START)) or _EN_COMMAND_START.match(low):
         return "command"
     if any(p in t for p in _ZH_PERSUADE) or any(p in low for p in _EN_PERSUADE):
         return "persuade"

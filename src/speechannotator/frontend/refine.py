@@ -24,11 +24,15 @@ def normalize_transcript(text: str, language: str) -> str:
         # ASCII punctuation next to CJK becomes full width; a final "." becomes "。".
         text = re.sub(rf"(?<=[{_CJK}])\s*([,?!:;])\s*", lambda m: _HALF_TO_FULL[m.group(1)], text)
         text = re.sub(rf"(?<=[{_CJK}])\.", "。", text)
-        if text[-1] not in "。！？…”」":
+        text = text.rstrip("，、；：,;:")  # a turn cut mid-sentence ends with a full stop, not "，。"
+        if text and text[-1] not in "。！？…”」":
             text += "。"
         return text
     text = re.sub(r"\s+([,.!?;:])", r"\1", text)
     text = re.sub(r"([,;])(?=[^\W\d_])", r"\1 ", text)
+    text = text.rstrip(",;:").rstrip()  # a turn cut mid-sentence ends with ".", not ",."
+    if not text:
+        return ""
     text = text[0].upper() + text[1:]
     if text[-1] not in ".!?…\"'":
         text += "."

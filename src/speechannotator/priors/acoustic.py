@@ -187,11 +187,13 @@ def pause_and_energy(x: np.ndarray, out: AcousticStats) -> tuple[np.ndarray, flo
     runs = _runs(mask)
     min_pause = int(round(PAUSE_MIN_S / HOP_S))
     silent = _runs(~mask)
-    pause_frames = sum(b - a for a, b in silent if b - a >= min_pause)
-    v["pause.ratio"] = float(pause_frames / max(1, len(mask)))
     if runs:
         first, last = runs[0][0], runs[-1][1]
         internal = [(b - a) * HOP_S for a, b in silent if a >= first and b <= last]
+        # Pauses between the first and last speech frame: the silence a segment's edges hold
+        # (the gap to the next turn) is no pause in its speech.
+        pause_frames = sum(b - a for a, b in silent if a >= first and b <= last and b - a >= min_pause)
+        v["pause.ratio"] = float(pause_frames / max(1, last - first))
         out.speech_s = (last - first) * HOP_S
         v["pause.count"] = int(sum(1 for p in internal if p >= PAUSE_COUNT_MIN_S))
         v["pause.longest_s"] = float(max(internal, default=0.0))

@@ -129,6 +129,10 @@ def valence_zh(text: str) -> float | None:
 
 
 _vader = None
+# VADER was built for written reviews and posts; in speech these are discourse markers, answers and
+# politeness ("Okay, well ...", "Um, yeah", "Please press 1"), not feelings: scored as neutral. On
+# AMI dev00 and Allison's prompts they alone made turns "happy".
+SPOKEN_MARKERS = ("okay", "ok", "alright", "well", "yeah", "yes", "yep", "no", "please", "sure")
 
 
 def valence_en(text: str) -> float | None:
@@ -138,6 +142,8 @@ def valence_en(text: str) -> float | None:
             from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
             _vader = SentimentIntensityAnalyzer()
+            for word in SPOKEN_MARKERS:
+                _vader.lexicon.pop(word, None)
     except ImportError:
         return None
     return float(_vader.polarity_scores(text)["compound"])

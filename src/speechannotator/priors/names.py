@@ -23,7 +23,7 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "energy.std_db": ("dB", "standard deviation of frame energy over speech"),
     "rate.units_per_s": ("units/s", "characters per second (zh) or syllables per second"),
     "rate.unit": ("", "'char' or 'syllable'"),
-    "pause.ratio": ("ratio", "share of the segment that is pause (>= 150 ms)"),
+    "pause.ratio": ("ratio", "share of the speech span (first to last speech frame) that is pause (>= 150 ms)"),
     "pause.count": ("count", "number of internal pauses >= 300 ms"),
     "pause.longest_s": ("s", "longest internal pause"),
     "snr.db": ("dB", "estimated speech-to-noise ratio on the original audio"),

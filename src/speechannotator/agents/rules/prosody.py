@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...calibration import semitones
+from ...priors.acoustic import LONG_PAUSE_S
 from ...records import Segment
 from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
@@ -80,8 +81,10 @@ def label_speed(v: FieldView, seg: Segment, P) -> Outcome:
     level, conf, note = rate_level(v, seg)
     if level is None:
         return Outcome(Level(0, P.SPEED_LEVEL[0]), 0.2, "abstain", note)
-    pr = v.num("pause.ratio")
-    tail = P.SPEED_PAUSE if pr is not None and pr >= 0.3 and level <= 0 else P.SPEED_TAIL[level]
+    # "long pauses between phrases": pauses fill 30 % of the speech span and one is long
+    pr, longest = v.num("pause.ratio"), v.num("pause.longest_s")
+    long_pauses = (pr or 0) >= 0.3 and (longest or 0) >= LONG_PAUSE_S
+    tail = P.SPEED_PAUSE if long_pauses and level <= 0 else P.SPEED_TAIL[level]
     return Outcome(Level(level, P.SPEED_LEVEL[level] + tail), conf, "ok", note)
 
 
@@ -93,9 +96,9 @@ def pause_state(v: FieldView, seg: Segment) -> str:
     longest = longest or 0.0
     if count is None:
         count = 1.0 if longest >= 0.3 else 0.0
-    if count >= 4 or (ratio or 0) >= 0.35:
+    if count >= 4 or (count >= 2 and (ratio or 0) >= 0.35):  # one long pause is not "frequent"
         return "many"
-    if longest >= 0.7:
+    if longest >= LONG_PAUSE_S:
         return "long"
     if count >= 1:
         return "natural"
@@ -133,7 +136,7 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
     act = speech_act(seg.text)
     a = arousal(v, seg)
     val = v.num("emotion.valence_text")
-    lufs = v.num("loudness.lufs")
+    lufs, ref = v.num("loudness.lufs"), v.num("recording.loudness.lufs")
     r, _, _ = rate_level(v, seg)
     if a is None and val is None:
         return Outcome(P.tone("calm", act), 0.3, "abstain", "no prosodic evidence; speech act from transcript")
@@ -146,7 +149,7 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
         quality = "bright"
     elif val is not None and val <= -0.4 and a < 0.3:
         quality = "heavy"
-    elif lufs is not None and lufs < -35:
+    elif lufs is not None and ref is not None and lufs <= ref - v.cal.soft_below_recording_db:
         quality = "soft"
     else:
         quality = "calm"
@@ -179,6 +182,7 @@ def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> O
         mods.append("muffled")
     if v.text("channel.origin") == "telephone" and "muffled" not in mods:
         mods.append("thin")  # a telephone band carries nothing above ~4 kHz
+        base = "" if base == "full" else base  # nor the low body "full, rounded" names
     if a is not None and a >= 1.0:
         mods.append("tense")
     if not base and not mods:

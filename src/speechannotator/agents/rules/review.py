@@ -40,7 +40,7 @@ _MSG = {
         "emo_intensity": "情绪“{v}”的强度高于韵律唤醒度（{a:+.2f}）和文本情感所支持的强度。",
         "pitch": "音高描述与基频证据的等级不符（高低方向相反或相差两级以上）。",
         "pitch_gender": "音高等级应按该说话人一致的性别（{v}）的常模判断。",
-        "texture_gender": "“{v}”描述男声的低沉，与本段标注的性别（女声）矛盾。",
+        "texture_gender": "“{v}”按另一性别的音高常模描述音色，与该说话人的性别（{g}）矛盾。",
         "speed": "语速描述与语速证据的等级不符（快慢方向相反或相差两级以上）。",
         "no_level": "描述没有给出可核对的{what}等级（如“{ex}”），而证据能确定它。",
         "no_emotion": "取值没有给出情绪类别（可能抄写了证据数值），请从情绪类别中选择并给出强度。",
@@ -65,7 +65,7 @@ _MSG = {
         "pitch": "The pitch description disagrees with the F0 evidence's level (other side of medium, "
         "or two or more levels away).",
         "pitch_gender": "Judge the pitch level against the norm of the speaker's consistent gender ({v}).",
-        "texture_gender": "'{v}' describes a low male voice; the segment is labeled female.",
+        "texture_gender": "'{v}' judges the voice by the other gender's norm; the speaker's voice is {g}.",
         "speed": "The speed description disagrees with the rate evidence's level (other side of medium, "
         "or two or more levels away).",
         "no_level": "The description names no {what} level that can be checked (such as '{ex}'), "
@@ -237,10 +237,7 @@ class _Reviewer:
     def _pitch(self, p: Prediction) -> Verdict:
         v = self.view("pitch")
         said = p.value.step if isinstance(p.value, Level) else None
-        ref = None  # related field: the F0 norm depends on the speaker's consistent gender
-        if "speaker_history" in v.scope:
-            maj, share, n = speaker_majority(self.task, "gender")
-            ref = Gender(maj) if maj in tuple(Gender) and share >= 0.7 and n >= 2 else None
+        ref = self._norm_gender()
         level, _ = pitch_level(v, ref)
         used, _, _ = resolve_gender(self.view("pitch"))
         if ref is not None and used != ref and level is not None and level != said:
@@ -283,13 +280,24 @@ class _Reviewer:
         return self.accept("paralinguistic", "not contradicted by event evidence")
 
     def _texture(self, p: Prediction) -> Verdict:
-        """A related field: "deep" names a low male voice, never one this segment labels female."""
+        """A related field: a voice low for its norm is "deep" for a man and "full" for a woman; the
+        other gender's word means the texture was judged against the wrong norm (the Mandarin
+        lecturer, a man, was "full, rounded" where his local evidence leaned female)."""
         gender = self.task.predictions.get("gender")
-        female = gender is not None and gender.value == Gender.FEMALE
-        if female and self.P.TEXTURE["deep"] in str(p.value):
-            sug = label_texture(self.view("texture"), self.task.segment, self.P, Gender.FEMALE).value
-            return self.reject("texture", self.M["texture_gender"].format(v=p.value), sug)
+        own = Gender(gender.value) if gender is not None and gender.value in tuple(Gender) else None
+        g = self._norm_gender() or own  # the norm the pitch is judged by, which finalize keeps
+        if g is not None and self.P.TEXTURE["deep" if g == Gender.FEMALE else "full"] in str(p.value):
+            sug = label_texture(self.view("texture"), self.task.segment, self.P, g).value
+            return self.reject("texture", self.M["texture_gender"].format(v=p.value, g=g.render(self.lang)), sug)
         return self._open_nonempty("texture", p)
+
+    def _norm_gender(self) -> Gender | None:
+        """Related field: the speaker's consistent gender (70 % of at least 2 other segments), when
+        the pitch contract admits speaker history: the F0 norm of pitch and texture."""
+        if "speaker_history" not in self.view("pitch").scope:
+            return None
+        maj, share, n = speaker_majority(self.task, "gender")
+        return Gender(maj) if maj in tuple(Gender) and share >= 0.7 and n >= 2 else None
 
     def _word(self, field: str) -> str:
         words = {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}
