@@ -56,6 +56,19 @@ def test_log_mel_patches_have_yamnet_shape():
     assert np.array_equal(p[1], mel[48:144]) and np.array_equal(p[-1], mel[48 * (len(p) - 1) :][:96])
 
 
+def test_frame_summary_blocks_do_not_change_a_value(monkeypatch):
+    """The pause features' frame summary is computed a block of frames at a time, each block with
+    the frame before it (the spectral flux reads it): any block size gives the same bytes."""
+    from speechannotator.priors import background
+
+    x = np.random.default_rng(2).standard_normal(SR * 3).astype(np.float32) * 0.1
+    mel = yamnet.log_mel(x)
+    whole = background.frame_summary(mel)
+    monkeypatch.setattr(background, "SUMMARY_BLOCK", 5)
+    assert background.frame_summary(mel).tobytes() == whole.tobytes()
+    assert background.frame_summary(mel[:1]).shape == (1, background.MEL_BANDS + 2)
+
+
 def test_log_mel_blocks_do_not_change_a_value(monkeypatch):
     """A long recording's spectra are computed a block of frames at a time (the whole 2-hour
     recording's took ~7 GB at once); each frame is its own, so any block size gives the same bytes."""

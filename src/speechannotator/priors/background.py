@@ -50,16 +50,27 @@ def quantization_floor() -> np.ndarray:
     return np.log(yamnet.mel_matrix().sum(axis=0) * sigma * np.sqrt(np.pi) / 2 + yamnet.LOG_OFFSET)
 
 
+SUMMARY_BLOCK = 6000  # frames summarised at a time: a 2-hour log-mel in float64 whole is ~0.4 GB a copy
+
+
 def frame_summary(mel: np.ndarray) -> np.ndarray:
     """(frames, MEL_BANDS + 2) of YAMNet's (frames, 64) log-mel, floored at 16-bit quantization
     noise: the band means, the frame's log energy, and its spectral flux (mean absolute change of
-    the 64 log bands from the frame before)."""
-    mel = np.maximum(np.asarray(mel, np.float64), quantization_floor())
-    energy = np.log(np.exp(mel).sum(axis=1))
-    flux = np.abs(np.diff(mel, axis=0)).mean(axis=1)
-    flux = np.concatenate([flux[:1] if len(flux) else np.zeros(1), flux])
-    bands = mel.reshape(len(mel), MEL_BANDS, -1).mean(axis=2)
-    return np.column_stack([bands, energy, flux]).astype(np.float32)
+    the 64 log bands from the frame before). Computed in blocks of frames, each block with the
+    frame before it, so the values do not depend on the block."""
+    out = np.empty((len(mel), MEL_BANDS + 2), np.float32)
+    for a in range(0, len(mel), SUMMARY_BLOCK):
+        b = min(len(mel), a + SUMMARY_BLOCK)
+        m = np.maximum(np.asarray(mel[max(0, a - 1) : b], np.float64), quantization_floor())
+        flux = np.abs(np.diff(m, axis=0)).mean(axis=1)
+        if a == 0:  # the first frame has none before it: its own flux is the next frame's
+            flux = np.concatenate([flux[:1] if len(flux) else np.zeros(1), flux])
+        else:
+            m = m[1:]
+        energy = np.log(np.exp(m).sum(axis=1))
+        bands = m.reshape(len(m), MEL_BANDS, -1).mean(axis=2)
+        out[a:b] = np.column_stack([bands, energy, flux])
+    return out
 
 
 def pause_features(frames: np.ndarray) -> list[float]:
