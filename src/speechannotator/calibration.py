@@ -138,6 +138,12 @@ class Calibration(BaseModel):
         """Normal speaking rate (units/s, speech span with internal pauses) for a language."""
         return READ_SYLLABLE_RATE.get(_lang(language), self.default_read_rate) * self.pause_factor
 
+    def rate_min_units(self) -> int:
+        """Fewest transcript units (syllables, characters) a rate class rests on: one unit more or
+        less (a clipped word, a miscounted syllable) moves a rate over n units by 1/n, which must
+        stay within the normal band (1/0.25: 4 units); "Gosh." (AMI trn00) has no pace."""
+        return math.ceil(1.0 / self.rate_normal)
+
     def rate_class(self, units_per_s: float, language: str | None) -> int:
         """-2..2 (very slow .. very fast) for a speaking rate (chars/s zh, syllables/s else)."""
         if units_per_s is None or units_per_s <= 0 or not math.isfinite(units_per_s):

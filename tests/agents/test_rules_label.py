@@ -7,7 +7,7 @@ from speechannotator.agents.labeling import build_task
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class, rate_class
-from speechannotator.records import Evidence
+from speechannotator.records import Evidence, Status
 from speechannotator.schema import AgeGroup, Emotion, Gender
 
 
@@ -54,8 +54,8 @@ def test_same_f0_reads_differently_per_gender(tmp_path):
 def test_rate_bins_per_language(tmp_path):
     segs = [
         seg(0, 0, 2, "A", "我们马上出发吧。"),
-        seg(1, 2.2, 4, "B", "We leave now.", language="en"),
-        seg(2, 4.2, 6, "C", "慢慢说。"),
+        seg(1, 2.2, 4, "B", "We leave for the station now.", language="en"),
+        seg(2, 4.2, 6, "C", "慢慢地说吧。"),
     ]
     evs = ev("seg_00000", rate__units_per_s=6.5) + ev("seg_00001", rate__units_per_s=6.5)
     evs += ev("seg_00002", rate__units_per_s=2.0)
@@ -66,6 +66,19 @@ def test_rate_bins_per_language(tmp_path):
         assert p[(key, "speed")].value.text.startswith(phrases_zh.SPEED_LEVEL[c] + phrases_zh.SPEED_TAIL[c][:1])
     assert rate_class(6.5, "zh") >= 1 and rate_class(2.0, "zh") == -2
     assert p[("seg_00000", "speed")].value.text[:4] in ("语速较快", "语速很快")
+
+
+def test_rate_needs_enough_units(tmp_path):
+    # One syllable over 0.7 s measures 1.4 units/s ("very slow"), but one unit more or less is
+    # +-100 %: a pace needs at least 1 / rate_normal units (AMI trn00's "Gosh.").
+    segs = [
+        seg(0, 0, 0.7, "A", "Gosh.", language="en"),
+        seg(1, 1, 2.5, "A", "It is much more than that.", language="en"),
+    ]
+    evs = ev("seg_00000", rate__units_per_s=1.4) + ev("seg_00001", rate__units_per_s=2.0)
+    _, p = _label(tmp_path, segs, evs)
+    assert p[("seg_00000", "speed")].status == Status.ABSTAIN and p[("seg_00000", "speed")].value.step == 0
+    assert p[("seg_00001", "speed")].status == Status.OK and p[("seg_00001", "speed")].value.step == -2
 
 
 def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
@@ -167,7 +180,7 @@ def test_revision_request_suggestion_is_applied(tmp_path):
 def test_pauses_are_long_or_frequent_only_as_measured(tmp_path):
     """AMI dev00/dev01: a short turn with one 0.4 s pause or one 1.1 s pause was called "with long
     pauses between phrases" and "frequent pauses" (the pause share alone decided)."""
-    segs = [seg(i, 3 * i, 3 * i + 1.5, "A", "It's a name.", language="en") for i in range(3)]
+    segs = [seg(i, 3 * i, 3 * i + 1.5, "A", "It's a name I know.", language="en") for i in range(3)]
     one_short = {"pause__ratio": 0.45, "pause__count": 1, "pause__longest_s": 0.4, "rate__units_per_s": 2.0}
     one_long = {"pause__ratio": 0.7, "pause__count": 1, "pause__longest_s": 1.1, "rate__units_per_s": 2.0}
     several = {"pause__ratio": 0.4, "pause__count": 2, "pause__longest_s": 0.8, "rate__units_per_s": 2.0}

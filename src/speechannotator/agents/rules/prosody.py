@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ...calibration import semitones
 from ...priors.acoustic import LONG_PAUSE_S
+from ...priors.textunits import count_units
 from ...records import Segment
 from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
@@ -40,6 +41,9 @@ def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
     """(class, confidence, note) from rate evidence, else from the transcript and timestamps."""
     rate = v.num("rate.units_per_s")
     lang = seg.language or ""
+    units, _ = count_units(seg.text, lang)
+    if units < v.cal.rate_min_units():
+        return None, 0.0, f"{units} units in the transcript: too few for a rate"
     if rate is not None and rate > 0:
         return v.cal.rate_class(rate, lang), 0.8, f"rate {rate:.1f} units/s"
     rate = transcript_rate(seg)
