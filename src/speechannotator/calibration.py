@@ -31,7 +31,12 @@ literature rate times 0.75 (English 4.6 syll/s, Mandarin 3.9 chars/s; the Mandar
 not yet checked against a recording with a transcript). "normal" is within +-25 %, "very"
 beyond -40 % / +50 %.
 
-Voice quality and scene. HNR below 10 dB is breathy or hoarse and above 18 dB very clear;
+Voice quality and scene. HNR (``voice.hnr_db``: the median over a segment's voiced frames, so
+running speech with its onsets and voiced consonants, not a sustained vowel's 20 dB) below 8 dB
+is breathy or hoarse: healthy voices measure above it in 3 s windows of running speech (LibriVox's
+low male reader 8.2-10.2 dB, CMU ARCTIC 9.3-13.0, Allison's prompts 10.8-14.4 from the 5th to the
+75th percentile, codec2's morig 11.0); the 10 dB of sustained vowels made 4 of 9 of the LibriVox
+reader's windows "hoarse". Above 18 dB is very clear;
 jitter above 2 % and shimmer above 10 % are pathological-range perturbation (Praat's usual
 limits are about 1 % and 3.8 % for sustained vowels; running speech measures higher). DNSMOS
 background (BAK) below 3.0 or an SNR below 15 dB is an intrusive background; above 20 dB SNR
@@ -92,7 +97,7 @@ class Calibration(BaseModel):
     rate_very_slow: float = _param(0.60, 0.3, 0.9, "below this ratio to the center: very slow")
     rate_very_fast: float = _param(1.50, 1.1, 2.5, "above this ratio to the center: very fast")
     # -- voice quality -----------------------------------------------------------------------------
-    hnr_low_db: float = _param(10.0, 0.0, 20.0, "HNR below this: breathy or hoarse")
+    hnr_low_db: float = _param(8.0, 0.0, 20.0, "running-speech HNR below this (segment and speaker): breathy or hoarse")
     hnr_high_db: float = _param(18.0, 10.0, 30.0, "HNR above this: very clear")
     jitter_high: float = _param(0.02, 0.005, 0.1, "local jitter above this is rough")
     shimmer_high: float = _param(0.10, 0.02, 0.3, "local shimmer above this is rough")

@@ -151,3 +151,13 @@ def test_one_label_holding_a_man_and_a_woman_is_not_a_monologue():
     assert "monologue" not in text and "more than one voice" in text
     one = {segs[0].key: {"gender.p_male": man}, segs[1].key: {"gender.p_male": man}}
     assert recording_summary(segs, speaker_histories(segs), one)["interaction"] == "monologue"
+
+
+def test_hoarse_needs_the_speakers_turns_too(tmp_path):
+    # AMI trn03: one turn at 8.3 dB HNR of a speaker whose turns average 11 dB read "slightly hoarse".
+    segs = [seg(0, 0, 3, "A", "It is a fine day.", "en"), seg(1, 3, 6, "B", "It is a fine day.", "en")]
+    evs = male("seg_00000", voice__hnr_db=6.0) + male("seg_00001", voice__hnr_db=6.0)
+    evs += ev("speaker:A", voice__hnr_db=11.0) + ev("speaker:B", voice__hnr_db=6.5)
+    _, p = _label(tmp_path, segs, evs)
+    assert "hoarse" not in p[("seg_00000", "texture")].value
+    assert "hoarse" in p[("seg_00001", "texture")].value

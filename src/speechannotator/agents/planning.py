@@ -75,9 +75,9 @@ ROUTES: dict[str, Route] = {
     "texture": Route(
         ("voice.", "pitch.", "gender.", "energy.", "scene.dnsmos_sig", "quality.mos", "channel.origin", "snr.db",
          "emotion.arousal", "events.breath"),
-        ("voice.hnr_db", "voice.jitter", "voice.shimmer", "pitch.median_hz"),
-        (SEG,),
-        "local voice-quality statistics only",
+        ("voice.hnr_db", "voice.jitter", "voice.shimmer", "pitch.median_hz", "speaker.voice.hnr_db"),
+        (SEG, SPK),
+        "local voice-quality statistics; a voice trait (hoarse) also needs the speaker's turns",
     ),
     "pronunciation": Route(
         ("rate.", "voice.", "scene.dnsmos_sig", "quality.mos", "snr.db", "pause."),

@@ -173,11 +173,11 @@ def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> O
     low = "full" if gender == "female" else "deep"
     base = low if (level is not None and level <= -1) else "bright" if (level is not None and level >= 1) else ""
     mods = []
-    hoarse = (
-        (hnr is not None and hnr < v.cal.hnr_low_db)
-        or (jit or 0) > v.cal.jitter_high
-        or (shim or 0) > v.cal.shimmer_high
-    )
+    # Hoarseness is the voice's, heard in all its turns: a low HNR in one segment of a speaker
+    # whose turns measure clear on average is that segment (an overlap, creak), not the voice.
+    spk_hnr = v.num("speaker.voice.hnr_db")
+    low_hnr = hnr is not None and hnr < v.cal.hnr_low_db and (spk_hnr is None or spk_hnr < v.cal.hnr_low_db)
+    hoarse = low_hnr or (jit or 0) > v.cal.jitter_high or (shim or 0) > v.cal.shimmer_high
     if hoarse:
         mods.append("breathy" if (v.num("events.breath") or 0) >= v.cal.breath_prob else "hoarse")
     elif hnr is not None and hnr >= v.cal.hnr_high_db:
