@@ -61,3 +61,16 @@ def test_bad_input_is_one_clear_error(small_recording):
         extract_priors(audio, segs, enhanced=audio.samples[:-5])
     with pytest.raises(ValueError, match="bad times"):
         extract_priors(audio, [Segment("seg_x", 2.0, 1.0, "A")])
+
+
+def test_final_movement_is_the_last_phrases():
+    """A level 2 s phrase, a 0.5 s pause, then a short phrase falling 150 -> 100 Hz: the end falls.
+    The last 30 % of all voiced frames spanned both phrases and read the step up as a rise (ve9qrp)."""
+    from speechannotator.priors.acoustic import AcousticStats, PitchTrack, pitch_stats
+
+    t1, t2 = np.arange(0, 2.0, 0.005), np.arange(2.5, 2.8, 0.005)
+    times = np.concatenate([t1, np.arange(2.0, 2.5, 0.005), t2])
+    f0 = np.concatenate([np.full(len(t1), 100.0), np.zeros(100), np.linspace(150.0, 100.0, len(t2))])
+    out = AcousticStats(duration=2.8)
+    pitch_stats(PitchTrack(f0=f0, times=times), out)
+    assert out.values["pitch.final_slope_semitones"] < -1.5

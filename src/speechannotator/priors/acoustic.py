@@ -151,9 +151,15 @@ def pitch_stats(track: PitchTrack, out: AcousticStats) -> None:
     v["pitch.range_semitones"] = float(12.0 * math.log2(p95 / p5))
     if np.ptp(tv) > 0.2:
         v["pitch.slope_semitones_per_s"] = float(np.polyfit(tv, st, 1)[0])
-    k = max(5, int(0.3 * n_v))
-    tail_t, tail_st = tv[-k:], st[-k:]
-    if np.ptp(tail_t) > 0.05:
+    # The end is the last phrase's: voiced frames after the last pause. The last 30 % of all
+    # voiced frames spanned several phrases on sparse voicing (ve9qrp's HF radio: 1.1-4.5 s of a
+    # 4.6 s turn), and a fit across the pauses read a final 0.1 s blip as a 7 st rise.
+    cuts = np.flatnonzero(np.diff(tv) >= PAUSE_COUNT_MIN_S) + 1
+    phrases = [(a, b) for a, b in zip([0, *cuts], [*cuts, n_v]) if b - a >= 10]  # >= 50 ms voiced
+    a, b = phrases[-1] if phrases else (0, 0)
+    k = max(5, int(0.3 * (b - a)))
+    tail_t, tail_st = tv[a:b][-k:], st[a:b][-k:]
+    if len(tail_t) >= 5 and np.ptp(tail_t) > 0.05:
         slope = float(np.polyfit(tail_t, tail_st, 1)[0])
         v["pitch.final_slope_semitones"] = slope * float(np.ptp(tail_t))
     for name in list(v):

@@ -16,7 +16,7 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "pitch.std_semitones": ("st", "F0 standard deviation in semitones"),
     "pitch.range_semitones": ("st", "5th-95th percentile F0 range in semitones"),
     "pitch.slope_semitones_per_s": ("st/s", "linear F0 trend across the segment (negative: falling)"),
-    "pitch.final_slope_semitones": ("st", "F0 change over the last 30% of voiced frames"),
+    "pitch.final_slope_semitones": ("st", "F0 change over the last 30% of the last phrase's voiced frames"),
     "pitch.voiced_ratio": ("ratio", "share of frames that are voiced"),
     "loudness.lufs": ("LUFS", "integrated loudness (ITU BS.1770)"),
     "energy.rms_db": ("dBFS", "RMS energy"),
