@@ -28,9 +28,9 @@ def test_telephone_channel_names_the_environment_and_thins_the_texture(tmp_path)
     evs.append(Evidence("seg_00000", "channel.bandwidth_hz", 4000.0, extractor="test", reliability=1.0))
     evs.append(Evidence("seg_00001", "channel.origin", "wideband", extractor="test", reliability=1.0))
     _, p = _label(tmp_path, segs, evs)
-    assert p[("seg_00000", "environment")].value == "telephone line"
+    assert p[("seg_00000", "environment")].value == "telephone-band channel"
     assert "thin" in p[("seg_00000", "texture")].value
-    assert p[("seg_00001", "environment")].value != "telephone line"
+    assert p[("seg_00001", "environment")].value != "telephone-band channel"
 
 
 def test_a_noise_source_yamnet_heard_names_the_background_and_the_environment(tmp_path):
@@ -81,7 +81,7 @@ def test_review_rejects_telephone_on_a_wideband_channel_and_unheard_laughter(tmp
     contracts = {f: c for (k, f), c in store.contracts(REC).items() if k == "seg_00000"}
     evidence = store.evidence(REC)
     preds = {
-        "environment": Prediction("seg_00000", "environment", "telephone line", 0.6, []),
+        "environment": Prediction("seg_00000", "environment", "telephone-band channel", 0.6, []),
         "paralinguistic": Prediction("seg_00000", "paralinguistic", "laughter", 0.6, []),
     }
     task = ReviewTask(

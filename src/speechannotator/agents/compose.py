@@ -158,8 +158,10 @@ def _scene_sentence(task: ComposeTask) -> str:
     P = phrases(lang)
     if has_env and env == P.ENVIRONMENT["telephone"]:  # a channel, not a place
         if lang == "zh":
-            return "语音经由电话线路传输" + (f"，背景伴有{bg}。" if has_bg else "。")
-        return "The speech comes over a telephone line" + (f", with {bg} in the background." if has_bg else ".")
+            return "语音经由电话频带信道传输" + (f"，背景伴有{bg}。" if has_bg else "。")
+        return "The speech comes through a telephone-band channel" + (
+            f", with {bg} in the background." if has_bg else "."
+        )
     if lang == "zh":
         if has_env and has_bg:
             return f"说话人处于{env}中，背景伴有{bg}。"

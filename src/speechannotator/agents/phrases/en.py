@@ -107,7 +107,7 @@ BACKGROUND_PARSE = (
 )
 ENVIRONMENT = {
     "reverberant": "reverberant indoor space", "crowd": "busy public place", "noisy": "noisy surroundings",
-    "studio": "quiet recording environment", "telephone": "telephone line", "street": "street or roadside",
+    "studio": "quiet recording environment", "telephone": "telephone-band channel", "street": "street or roadside",
 }
 
 ACCENT = {

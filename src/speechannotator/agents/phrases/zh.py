@@ -91,7 +91,7 @@ BACKGROUND_PARSE = (
 )
 ENVIRONMENT = {
     "reverberant": "混响明显的室内空间", "crowd": "人声嘈杂的公共场所", "noisy": "有持续噪声的环境",
-    "studio": "安静的录音环境", "telephone": "电话线路", "street": "街道或路边",
+    "studio": "安静的录音环境", "telephone": "电话频带信道", "street": "街道或路边",
 }
 
 ACCENT = {"zh": "标准普通话", "en": "标准英语", "yue": "粤语", "ja": "标准日语", "ko": "标准韩语", "other": "标准口音"}
