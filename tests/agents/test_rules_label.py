@@ -216,6 +216,19 @@ def test_a_calm_voice_does_not_strengthen_happy_words(tmp_path):
     assert sad.value.label == "sad" and sad.confidence == 0.55  # a low voice agrees with sad words
 
 
+def test_negative_words_over_a_usual_voice_are_a_topic(tmp_path):
+    """AMI trn03: "not having crashes ... a long problem" (valence -0.55, arousal +0.09) was "sad
+    (weak)" in a "heavy" tone; ve9qrp's "quite nice ... pleasant" (0.82, arousal 0.34) "happy (moderate)"."""
+    segs = [seg(i, 3 * i, 3 * i + 2, "A", "We had a long problem.", language="en") for i in range(3)]
+    evs = ev("seg_00000", emotion__arousal=0.09, emotion__valence_text=-0.55)
+    evs += ev("seg_00001", emotion__arousal=0.34, emotion__valence_text=0.82)
+    evs += ev("seg_00002", emotion__arousal=-0.5, emotion__valence_text=-0.55)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    assert p[("seg_00000", "emotion")].value.label == "neutral" and "heavy" not in p[("seg_00000", "tone")].value
+    assert p[("seg_00001", "emotion")].value == Emotion("happy", 1)
+    assert p[("seg_00002", "emotion")].value.label == "sad" and "heavy" in p[("seg_00002", "tone")].value
+
+
 def test_a_telephone_voice_is_thin_not_full_and_thin(tmp_path):
     """Allison's "Activated." over the telephone band read "full, rounded and somewhat thin"."""
     segs = [seg(0, 0, 1, "A", "Activated.", language="en")]

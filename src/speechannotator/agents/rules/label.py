@@ -18,7 +18,16 @@ from ..backend import LabelTask
 from ..phrases import phrases
 from ..transcript import internal_gaps
 from .evidence import FieldView, from_p_male, speaker_gender
-from .prosody import Outcome, label_pitch, label_pronunciation, label_rhythm, label_speed, label_texture, label_tone
+from .prosody import (
+    AROUSAL_NEUTRAL,
+    Outcome,
+    label_pitch,
+    label_pronunciation,
+    label_rhythm,
+    label_speed,
+    label_texture,
+    label_tone,
+)
 
 # The emotion model's labels ("开心/happy" or "happy") it can name; others (e.g. "other") are no label.
 _MODEL_EMOTIONS = frozenset({"angry", "disgusted", "fearful", "happy", "neutral", "sad", "surprised"})
@@ -148,25 +157,29 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(P.emotion("neutral", 2), 0.25, "abstain", "no emotion or prosody evidence")
     a0, v0 = a or 0.0, val or 0.0
     laugh = v.num("events.laughter")
-    if laugh is not None and laugh >= v.cal.laughter_prob and a0 > -0.4 and v0 > -0.3:
+    if laugh is not None and laugh >= v.cal.laughter_prob and a0 > -AROUSAL_NEUTRAL and v0 > -0.3:
         # a laugh heard in the segment is support for amusement, weak on its own
-        return Outcome(P.emotion("happy", 2 if a0 >= 0.4 else 1), 0.45, "ok", f"laughter heard ({laugh:.2f})")
+        return Outcome(
+            P.emotion("happy", 2 if a0 >= AROUSAL_NEUTRAL else 1), 0.45, "ok", f"laughter heard ({laugh:.2f})"
+        )
     if a0 >= 1.0:
         lid = "angry" if v0 <= -0.3 else "excited" if v0 >= 0.3 else "tense"
-    elif a0 >= 0.4:
+    elif a0 >= AROUSAL_NEUTRAL:
         lid = "happy" if v0 >= 0.3 else "tense" if v0 <= -0.3 else "neutral"
     elif a0 <= -0.8:
         lid = "sad" if v0 <= -0.3 else "calm"
     else:
-        lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 else "neutral"
+        # Negative words name no one emotion (sad, angry, afraid): a lowered voice picks sad; over a
+        # usual voice they are the topic (AMI trn03's 'crashes', 'stupid Java thing' were "sad").
+        lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 and a0 <= -AROUSAL_NEUTRAL else "neutral"
     conf = 0.55 if a is not None else 0.4
     # the words alone carry it (a calm voice does not make words happier): weak, low confidence
-    if (lid == "happy" and a0 < 0.4) or (lid == "sad" and a0 > -0.4):
-        return Outcome(P.emotion(lid, 1 if abs(v0) < 0.7 else 2), 0.35, "ok", f"transcript valence {v0:.2f} only")
+    if lid == "happy" and a0 < AROUSAL_NEUTRAL:
+        return Outcome(P.emotion(lid, 1), 0.35, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
         support = _neighbour_support(v)
-        if lid == "neutral" and abs(a0) < 0.4 and support is not None and support >= 1.2:
+        if lid == "neutral" and abs(a0) < AROUSAL_NEUTRAL and support is not None and support >= 1.2:
             return Outcome(P.emotion("tense", 1), 0.4, "ok", why + f"; same-speaker neighbours aroused ({support:.2f})")
         return Outcome(P.emotion(lid, 2 if abs(a0) < 0.5 else 1), conf, "ok", why)
     # transcript valence is a weaker intensity cue than prosody (lexicon scores run high)

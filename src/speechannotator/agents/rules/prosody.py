@@ -15,6 +15,9 @@ from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
 from .evidence import FieldView, resolve_gender
 
+# |arousal z| under this: the voice is within the speaker's usual (label_emotion's neutral band).
+AROUSAL_NEUTRAL = 0.4
+
 
 @dataclass
 class Outcome:
@@ -151,8 +154,8 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
         quality = "low"
     elif val is not None and val >= 0.4:
         quality = "bright"
-    elif val is not None and val <= -0.4 and a < 0.3:
-        quality = "heavy"
+    elif val is not None and val <= -0.4 and a <= -AROUSAL_NEUTRAL:
+        quality = "heavy"  # a lowered voice; negative words over a usual one are a topic (AMI trn03)
     elif lufs is not None and ref is not None and lufs <= ref - v.cal.soft_below_recording_db:
         quality = "soft"
     else:
