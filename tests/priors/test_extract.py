@@ -74,3 +74,15 @@ def test_final_movement_is_the_last_phrases():
     out = AcousticStats(duration=2.8)
     pitch_stats(PitchTrack(f0=f0, times=times), out)
     assert out.values["pitch.final_slope_semitones"] < -1.5
+
+
+def test_a_one_word_turn_has_no_rate():
+    """AMI trn00's "Gosh." (1 syllable over 0.6 s) measured 1.6 syllables/s, which pulled the
+    speaker's arousal pool and rate; below Calibration.rate_min_units there is no rate."""
+    from speechannotator.calibration import DEFAULT
+    from speechannotator.priors.acoustic import AcousticStats, speaking_rate
+
+    for text, has_rate in (("Gosh.", False), ("Oh gosh, that is it.", True)):
+        out = AcousticStats(duration=0.7, speech_s=0.6)
+        speaking_rate(text, "en", out, DEFAULT.rate_min_units())
+        assert ("rate.units_per_s" in out.values) is has_rate

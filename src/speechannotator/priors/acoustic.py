@@ -211,9 +211,11 @@ def pause_and_energy(x: np.ndarray, out: AcousticStats) -> tuple[np.ndarray, flo
     return mask, thr
 
 
-def speaking_rate(text: str, language: str, out: AcousticStats) -> None:
+def speaking_rate(text: str, language: str, out: AcousticStats, min_units: int = 1) -> None:
+    """Units over the speech span; none below ``min_units`` (``Calibration.rate_min_units``: a
+    one-word turn has no rate, and its 1.6 syllables/s pulled arousal and the speaker's rate)."""
     units, unit = count_units(text, language)
-    if units == 0 or out.speech_s <= 0.05:
+    if units < max(1, min_units) or out.speech_s <= 0.05:
         return
     v, r = out.values, out.reliability
     v["rate.units_per_s"] = units / out.speech_s
@@ -331,7 +333,7 @@ def hnr_autocorr(x: np.ndarray, track: PitchTrack) -> float | None:
 
 
 def segment_stats(
-    enhanced: np.ndarray, original: np.ndarray, text: str, language: str, *, praat: bool = True
+    enhanced: np.ndarray, original: np.ndarray, text: str, language: str, *, praat: bool = True, min_units: int = 1
 ) -> tuple[AcousticStats, PitchTrack]:
     """All acoustic statistics of one segment (enhanced and original spans, same length)."""
     out = AcousticStats(duration=len(enhanced) / SR)
@@ -344,7 +346,7 @@ def segment_stats(
         out.values["loudness.lufs"] = lufs
         out.reliability["loudness.lufs"] = 1.0 if len(enhanced) >= int(0.4 * SR) else 0.5
     mask, _ = pause_and_energy(enhanced, out)
-    speaking_rate(text, language, out)
+    speaking_rate(text, language, out, min_units)
     snr = snr_from_residual(original, enhanced, mask)
     if snr is not None:
         out.values["snr.db"] = snr

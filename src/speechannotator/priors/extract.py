@@ -184,7 +184,9 @@ def segment_evidence(
     `low_cut`: the recording lacks the voice fundamentals (None: judge the segment alone)."""
     orig = audio.span(seg.start, seg.end)
     enh = enhanced[int(round(seg.start * audio.sample_rate)) : int(round(seg.start * audio.sample_rate)) + len(orig)]
-    stats, _track = segment_stats(enh, orig, seg.text, seg.language, praat=s.use_parselmouth)
+    stats, _track = segment_stats(
+        enh, orig, seg.text, seg.language, praat=s.use_parselmouth, min_units=cal.rate_min_units()
+    )
     out = [_ev(seg.key, n, v, stats.reliability.get(n, 0.5)) for n, v in stats.values.items() if v is not None]
     med = stats.values.get("pitch.median_hz")
     emb = None if seg.voice is None else np.asarray(seg.voice, np.float64)  # the diarizer's windows
