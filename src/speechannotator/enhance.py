@@ -15,6 +15,7 @@ enhance() logs one warning and returns the original samples.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import logging
 import math
@@ -359,8 +360,12 @@ class Patched:
 
     def __init__(self, base: np.ndarray, keep: list[tuple[int, int]] | None = None) -> None:
         self.base = base
-        self.pieces: list[tuple[int, np.ndarray]] = []  # (first sample, float32 samples)
+        self.pieces: list[tuple[int, np.ndarray]] = []  # (first sample, float32 samples), in put order
         self._keep = None if keep is None else _union(keep)
+        self._indexed = 0  # how many pieces the index below covers
+        self._order: list[int] = []  # piece numbers by first sample
+        self._starts: list[int] = []
+        self._longest = 0
 
     def __len__(self) -> int:
         return len(self.base)
@@ -387,18 +392,29 @@ class Patched:
         if step != 1:
             raise IndexError("Patched reads contiguous slices only")
         out = np.array(self.base[i:j], dtype=np.float32)
-        for a, x in self.pieces:
+        for a, x in self._overlapping(i, j):
             lo, hi = max(i, a), min(j, a + len(x))
-            if lo < hi:
-                out[lo - i : hi - i] = x[lo - a : hi - a]
+            out[lo - i : hi - i] = x[lo - a : hi - a]
         return out
 
     def keep_original(self, i: int, j: int) -> None:
         """Samples ``i .. j`` read as the original again."""
-        for a, x in self.pieces:
+        for a, x in self._overlapping(i, j):
             lo, hi = max(i, a), min(j, a + len(x))
-            if lo < hi:
-                x[lo - a : hi - a] = self.base[lo:hi]
+            x[lo - a : hi - a] = self.base[lo:hi]
+
+    def _overlapping(self, i: int, j: int) -> list[tuple[int, np.ndarray]]:
+        """The pieces overlapping samples ``i .. j``, in put order (a 2-hour recording has over a
+        thousand, and every segment is read a few times)."""
+        if self._indexed != len(self.pieces):
+            self._order = sorted(range(len(self.pieces)), key=lambda k: self.pieces[k][0])
+            self._starts = [self.pieces[k][0] for k in self._order]
+            self._longest = max(len(x) for _, x in self.pieces)
+            self._indexed = len(self.pieces)
+        # A piece overlaps when it starts before j and ends after i: at most `_longest` before i.
+        lo, hi = bisect.bisect_left(self._starts, i - self._longest + 1), bisect.bisect_left(self._starts, j)
+        found = sorted(k for k in self._order[lo:hi] if self.pieces[k][0] + len(self.pieces[k][1]) > i)
+        return [self.pieces[k] for k in found]
 
     def __array__(self, dtype: np.dtype | None = None, copy: bool | None = None) -> np.ndarray:
         out = self[:]

@@ -15,8 +15,8 @@ more than `TRIM_THRESHOLD` is free (on the short batch trimming after every step
 step fault its buffers back in: ~4 s of CPU for no lower peak; docs/speed.md).
 The priors stage (enhancement and the extractors) runs with its large buffers mapped apart
 (`large_buffers_mapped()`): there DeepFilterNet's two streams, YAMNet, DNSMOS and the rest free
-buffers of many sizes, which one heap kept as holes (on 2 hours it peaked 0.3-0.4 GB over the
-live memory; docs/speed.md).
+buffers of many sizes, which one heap kept as holes, resident, while the stage's live memory
+grew past them (`MAPPED_THRESHOLD`; docs/speed.md).
 The numbers computed are unchanged, only where buffers live.
 """
 

@@ -200,6 +200,7 @@ def test_patched_reads_as_the_array_it_stands_for():
         x = rng.standard_normal(n).astype(np.float32)
         dense[i : i + n] = x
         patched.put(i, x)
+        assert np.array_equal(patched[5:200], dense[5:200])  # read between puts too
     dense[20:65] = base[20:65]
     patched.keep_original(20, 65)
     assert len(patched) == len(dense) and np.array_equal(np.asarray(patched), dense)
