@@ -38,8 +38,8 @@ MMAP_MAX_DEFAULT = 65536  # glibc's
 # CAM++ batch's activations, so a stage reuses them; release() returns the rest at its end.
 TRIM_THRESHOLD = 256 << 20
 # Within `large_buffers_mapped()`: buffers this large are mapped on their own. On 150 s of the
-# 2-hour file the priors stage peaked at 740 MB with 8 MiB (875-1193 MB with one heap, 793 with
-# 16 MiB, 757 with 4 MiB) for 0.3-1 s more CPU than one heap (page faults).
+# 2-hour file the priors stage peaked at 740 MB with 8 MiB (875-1202 MB with one heap, 793 with
+# 16 MiB, 757 with 4 MiB) for ~2 s more system time than one heap (3x the page faults).
 MAPPED_THRESHOLD = 8 << 20
 
 
