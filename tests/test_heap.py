@@ -121,3 +121,38 @@ def test_between_stages_returns_the_heap_only_past_the_bound():
         pytest.skip("no mallinfo2")
     out = subprocess.run([sys.executable, "-c", _BOUND], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"], out
+
+
+_MAPPED = textwrap.dedent(
+    """
+    import ctypes, resource
+    from speechannotator import heap
+    assert heap.configure()
+    libc = heap._libc()
+    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    def refaulted(n):  # page faults of the 2nd and 3rd rounds of an n-byte buffer written and freed
+        faults = []
+        for _ in range(3):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            p = libc.malloc(n)
+            ctypes.memset(p, 1, n)
+            libc.free(p)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+        return sum(faults[1:])
+    with heap.large_buffers_mapped():
+        large, small = refaulted(2 * heap.MAPPED_THRESHOLD), refaulted(heap.MAPPED_THRESHOLD // 4)
+    after = refaulted(2 * heap.MAPPED_THRESHOLD)
+    print(large, small, after)
+    """
+)
+
+
+@glibc
+def test_large_buffers_are_mapped_apart_only_within_the_priors_block():
+    out = subprocess.run([sys.executable, "-c", _MAPPED], capture_output=True, text=True, check=True).stdout.split()
+    large, small, after = map(int, out)
+    pages = 2 * heap.MAPPED_THRESHOLD // 4096
+    assert large > pages, large  # mapped afresh and unmapped each round: every page faulted again
+    assert small < pages // 40, small  # a smaller buffer is the heap's to reuse
+    assert after < pages // 10, after  # one heap again: the buffer reused

@@ -13,6 +13,10 @@ per thread, large buffers mapped apart) `between_stages()` returns them after ea
 next stage's models do not grow the process on top of the last one's buffers; with it only when
 more than `TRIM_THRESHOLD` is free (on the short batch trimming after every step made the next
 step fault its buffers back in: ~4 s of CPU for no lower peak; docs/speed.md).
+The priors stage (enhancement and the extractors) runs with its large buffers mapped apart
+(`large_buffers_mapped()`): there DeepFilterNet's two streams, YAMNet, DNSMOS and the rest free
+buffers of many sizes, which one heap kept as holes, resident, while the stage's live memory
+grew past them (`MAPPED_THRESHOLD`; docs/speed.md).
 The numbers computed are unchanged, only where buffers live.
 """
 
@@ -22,14 +26,21 @@ import ctypes
 import ctypes.util
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 # mallopt parameters (glibc's malloc.h)
-M_TRIM_THRESHOLD, M_MMAP_MAX, M_ARENA_MAX = -1, -4, -8
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX, M_ARENA_MAX = -1, -3, -4, -8
+MMAP_MAX_DEFAULT = 65536  # glibc's
 # Free memory the heap top may keep between trims: above Whisper's 72 MB score buffer and a
 # CAM++ batch's activations, so a stage reuses them; release() returns the rest at its end.
 TRIM_THRESHOLD = 256 << 20
+# Within `large_buffers_mapped()`: buffers this large are mapped on their own. On 150 s of the
+# 2-hour file the priors stage peaked at 740 MB with 8 MiB (875-1202 MB with one heap, 793 with
+# 16 MiB, 757 with 4 MiB) for ~2 s more system time than one heap (3x the page faults).
+MAPPED_THRESHOLD = 8 << 20
 
 
 @cache
@@ -101,3 +112,21 @@ def release() -> bool:
     """Return the heap's free pages to the system; False where there is no glibc."""
     libc = _libc()
     return bool(libc.malloc_trim(0)) if libc is not None else False
+
+
+@contextmanager
+def large_buffers_mapped(threshold: int = MAPPED_THRESHOLD) -> Iterator[None]:
+    """Within: buffers of `threshold` bytes and more are mapped on their own and unmapped when
+    freed (the heap's free pages are returned first); after it, one heap again. Nothing changes
+    without `configure()` (glibc's defaults map large buffers already)."""
+    libc = _libc()
+    if not _configured or libc is None:
+        yield
+        return
+    release()
+    libc.mallopt(M_MMAP_THRESHOLD, threshold)
+    libc.mallopt(M_MMAP_MAX, MMAP_MAX_DEFAULT)
+    try:
+        yield
+    finally:
+        libc.mallopt(M_MMAP_MAX, 0)

@@ -23,7 +23,7 @@ from .audio import Audio, AudioError, fingerprint, load_audio
 from .config import Config
 from .corrections import reviewed_records
 from .frontend.reference import ReferenceError
-from .heap import between_stages, configure, release
+from .heap import between_stages, configure, large_buffers_mapped, release
 from .locks import RecordingBusy, RecordingLock
 from .output.files import OutputError, check_output_name, prepare_out_dir, state_error
 from .output.finalize import StageInputError, finalize
@@ -130,16 +130,17 @@ def run_priors(ctx: StageContext) -> None:
     if cfg.agents.priors and segments:
         audio = ctx.require_audio()
         enhanced = None
-        if cfg.priors.enhance:
+        with large_buffers_mapped():  # many models' buffers of many sizes: one heap kept them as holes
+            if cfg.priors.enhance:
+                t = time.perf_counter()
+                enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
+                ctx.timings["enhance"] = time.perf_counter() - t
+                between_stages()
             t = time.perf_counter()
-            enhanced = enhance_speech(audio, [(s.start, s.end) for s in segments], cfg.priors, work)
-            ctx.timings["enhance"] = time.perf_counter() - t
-            between_stages()
-        t = time.perf_counter()
-        evidence = extract_priors(
-            audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
-        )
-        ctx.timings["extract_priors"] = time.perf_counter() - t
+            evidence = extract_priors(
+                audio, segments, enhanced=enhanced, settings=cfg.priors, calibration=cfg.calibration, work=work
+            )
+            ctx.timings["extract_priors"] = time.perf_counter() - t
     info = {
         "count": len(evidence),
         "ablated": not cfg.agents.priors,

@@ -174,17 +174,52 @@ def test_batch_runtime_matches_the_c_runtime(faint_room_with_one_utterance, monk
 def test_a_segment_the_enhancer_silenced_keeps_the_original():
     """A turn left 40 dB quieter lost its speech (noise 40 dB above a voice ASR heard cannot
     be): it is restored; one left 3 dB quieter (noise removed) keeps the enhanced samples."""
+    from speechannotator.enhance import Patched
     from speechannotator.priors.spans import restore_lost_speech
 
     rng = np.random.default_rng(1)
     orig = (0.05 * rng.standard_normal(6 * SR)).astype(np.float32)
-    enh = orig.copy()
-    enh[: 2 * SR] *= 0.01  # -40 dB
-    enh[3 * SR : 5 * SR] *= 0.7  # -3 dB
-    kept = enh[3 * SR : 5 * SR].copy()
+    enh = Patched(orig)
+    enh.put(0, orig[: 2 * SR] * 0.01)  # -40 dB
+    enh.put(3 * SR, orig[3 * SR : 5 * SR] * 0.7)  # -3 dB
+    kept = enh[3 * SR : 5 * SR]
     assert restore_lost_speech(orig, enh, [(0.0, 2.0), (3.0, 5.0)], 20.0) == pytest.approx(2.0)
     assert np.array_equal(enh[: 2 * SR], orig[: 2 * SR])
     assert np.array_equal(enh[3 * SR : 5 * SR], kept)
+
+
+def test_patched_reads_as_the_array_it_stands_for():
+    """``Patched`` (the original plus replaced ranges) against the whole-recording copy it
+    replaces, written the same way: every slice, a range put back to the original, the whole."""
+    from speechannotator.enhance import Patched
+
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal(200).astype(np.float32)
+    dense, patched, first = base.copy(), Patched(base), base.copy()
+    for i, n in ((10, 30), (60, 25), (150, 50), (70, 5)):  # the last overlaps the second: it wins
+        x = rng.standard_normal(n).astype(np.float32)
+        dense[i : i + n] = x
+        patched.put(i, x)
+        assert np.array_equal(patched[5:200], dense[5:200])  # read between puts too
+    dense[20:65] = base[20:65]
+    patched.keep_original(20, 65)
+    assert len(patched) == len(dense) and np.array_equal(np.asarray(patched), dense)
+    for i in range(0, 200, 7):
+        for j in range(i, 201, 11):
+            got = patched[i:j]
+            assert got.dtype == np.float32 and np.array_equal(got, dense[i:j])
+    assert np.array_equal(base, first)  # the original is never written
+    # Bounded by `keep`: the same samples inside those ranges, the original outside.
+    keep = [(40, 70), (0, 12), (65, 80), (160, 190)]
+    bounded = Patched(base, keep)
+    for i, x in patched.pieces:
+        bounded.put(i, x)
+    inside = np.zeros(200, bool)
+    for i, j in keep:
+        inside[i:j] = True
+    want = np.where(inside, dense, base)
+    assert np.array_equal(np.asarray(bounded), want)
+    assert sum(len(x) for _, x in bounded.pieces) < sum(len(x) for _, x in patched.pieces)
 
 
 @pytest.mark.skipif(not ami.available(), reason="AMI clips not fetched (scripts/fetch_real_voices.sh)")

@@ -20,7 +20,7 @@ import numpy as np
 from speechannotator.audio import Audio
 from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.config import PriorsSettings
-from speechannotator.enhance import speech_spans
+from speechannotator.enhance import Patched, speech_spans
 from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import missing_fundamental, segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
@@ -147,7 +147,7 @@ def _progress(items: list[Segment], on: bool) -> Iterable[Segment]:
     return tqdm(items, desc="priors", unit="seg")
 
 
-def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | None) -> None:
+def _check_inputs(audio: Audio, segments: list[Segment], enhanced: np.ndarray | Patched | None) -> None:
     if enhanced is not None and len(enhanced) != len(audio.samples):
         raise ValueError(
             f"enhanced waveform has {len(enhanced)} samples, the audio {len(audio.samples)}; they must align"
@@ -173,7 +173,7 @@ def recording_lacks_fundamental(audio: Audio, spans: list[tuple[float, float]], 
 
 def segment_evidence(
     audio: Audio,
-    enhanced: np.ndarray,
+    enhanced: np.ndarray | Patched,
     seg: Segment,
     s: PriorsSettings,
     cal: Calibration = DEFAULT,
@@ -247,7 +247,7 @@ def extract_priors(
     audio: Audio,
     segments: list[Segment],
     *,
-    enhanced: np.ndarray | None = None,
+    enhanced: np.ndarray | Patched | None = None,
     settings: PriorsSettings | None = None,
     calibration: Calibration = DEFAULT,
     progress: bool = False,
@@ -255,9 +255,9 @@ def extract_priors(
 ) -> list[Evidence]:
     """All prior evidence for ``segments`` of ``audio``.
 
-    ``enhanced`` is stage 2's output (same length as the audio); when None it is computed
-    here on the speech spans (``priors.spans``) if enhancement is enabled, else the original
-    audio stands in. The models that read whole stretches of audio run on the speech spans
+    ``enhanced`` is stage 2's output (same length as the audio: an array or ``Patched``); when
+    None it is computed here on the speech spans (``priors.spans``) if enhancement is enabled,
+    else the original audio stands in. The models that read whole stretches of audio run on the speech spans
     only; ``work``, when given, receives the seconds of audio each of them processed.
     """
     s = settings or PriorsSettings()
@@ -288,7 +288,7 @@ def extract_priors(
 
 def _extra_segment_evidence(
     audio: Audio,
-    enhanced: np.ndarray,
+    enhanced: np.ndarray | Patched,
     segments: list[Segment],
     seg_evs: list[Evidence],
     s: PriorsSettings,

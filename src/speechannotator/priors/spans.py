@@ -17,7 +17,7 @@ import numpy as np
 
 from speechannotator.audio import Audio
 from speechannotator.config import PriorsSettings
-from speechannotator.enhance import Enhancer, speech_spans
+from speechannotator.enhance import Enhancer, Patched, speech_spans
 from speechannotator.priors.acoustic import EPS, SR, frame_db, speech_mask
 
 
@@ -64,10 +64,13 @@ def enhance_speech(
     settings: PriorsSettings,
     work: PriorsWork,
     spans: list[tuple[float, float]] | None = None,
-) -> np.ndarray:
-    """Stage 2 on the speech spans of ``segments`` (seconds): the enhanced waveform, full length."""
+) -> Patched:
+    """Stage 2 on the speech spans of ``segments`` (seconds): the enhanced waveform, full length,
+    held as the original samples and the enhanced samples of the segments (the only samples the
+    extractors read; the spans' margins and pauses are enhanced for context, then dropped)."""
+    keep = [(max(0, int(round(a * SR))), min(len(audio.samples), int(round(b * SR)))) for a, b in segments]
     if not settings.enhance:
-        return np.array(audio.samples, dtype=np.float32, copy=True)
+        return Patched(audio.samples, keep)
     spans = speech_spans(segments, audio.duration) if spans is None else spans
     gate = settings.enhance_gate_snr_db
     todo = []
@@ -77,14 +80,14 @@ def enhance_speech(
         else:
             todo.append(span)
     enhancer = Enhancer(settings)
-    out = enhancer(audio, todo) if todo else np.array(audio.samples, dtype=np.float32, copy=True)
+    out = enhancer.patched(audio, todo, keep) if todo else Patched(audio.samples, keep)
     work.enhanced_s += enhancer.processed_s
     work.restored_s += restore_lost_speech(audio.samples, out, segments, settings.enhance_max_drop_db)
     return out
 
 
 def restore_lost_speech(
-    original: np.ndarray, enhanced: np.ndarray, segments: list[tuple[float, float]], max_drop_db: float
+    original: np.ndarray, enhanced: Patched, segments: list[tuple[float, float]], max_drop_db: float
 ) -> float:
     """Put the original back (in place) over each segment whose power the enhancement lowered by
     more than ``max_drop_db``; returns the seconds restored."""
@@ -96,6 +99,6 @@ def restore_lost_speech(
         p_orig = float(np.mean(np.square(original[i:j], dtype=np.float64)))
         p_enh = float(np.mean(np.square(enhanced[i:j], dtype=np.float64)))
         if 10 * np.log10((p_orig + EPS) / (p_enh + EPS)) > max_drop_db:
-            enhanced[i:j] = original[i:j]
+            enhanced.keep_original(i, j)
             restored += (j - i) / SR
     return restored
