@@ -43,6 +43,8 @@ _BLOCK_S = 10.0
 SPAN_LEAD_S = 1.0
 SPAN_TAIL_S = 0.3
 SPAN_JOIN_S = 1.0
+# A stretch shorter than this is left as it is (too short to enhance, or to judge what enhancing did).
+MIN_SPAN_S = 0.05
 _FP = ctypes.POINTER(ctypes.c_float)
 
 
@@ -479,7 +481,7 @@ class Enhancer:
             return out
         sr = audio.sample_rate
         ranges = [(max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))) for a, b in spans]
-        ranges = [(i, j) for i, j in ranges if j - i >= int(0.05 * sr)]
+        ranges = [(i, j) for i, j in ranges if j - i >= int(MIN_SPAN_S * sr)]
         if not ranges:
             return out
         if any(c < b for (_, b), (c, _) in zip(sorted(ranges), sorted(ranges)[1:])):

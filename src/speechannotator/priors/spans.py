@@ -17,7 +17,7 @@ import numpy as np
 
 from speechannotator.audio import Audio
 from speechannotator.config import PriorsSettings
-from speechannotator.enhance import Enhancer, Patched, speech_spans
+from speechannotator.enhance import MIN_SPAN_S, Enhancer, Patched, speech_spans
 from speechannotator.priors.acoustic import EPS, SR, frame_db, speech_mask
 
 
@@ -94,7 +94,7 @@ def restore_lost_speech(
     restored = 0.0
     for a, b in segments:
         i, j = max(0, int(round(a * SR))), min(len(original), int(round(b * SR)))
-        if j - i < int(0.05 * SR):
+        if j - i < int(MIN_SPAN_S * SR):
             continue
         p_orig = float(np.mean(np.square(original[i:j], dtype=np.float64)))
         p_enh = float(np.mean(np.square(enhanced[i:j], dtype=np.float64)))
