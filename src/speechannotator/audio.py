@@ -81,9 +81,13 @@ class Audio:
     def duration(self) -> float:
         return len(self.samples) / self.sample_rate
 
-    def span(self, start: float, end: float) -> np.ndarray:
+    def sample_range(self, start: float, end: float) -> tuple[int, int]:
+        """The samples [a, b) of the stretch start..end (seconds), rounded and within the recording."""
         a = max(0, int(round(start * self.sample_rate)))
-        b = min(len(self.samples), int(round(end * self.sample_rate)))
+        return a, min(len(self.samples), int(round(end * self.sample_rate)))
+
+    def span(self, start: float, end: float) -> np.ndarray:
+        a, b = self.sample_range(start, end)
         return self.samples[a:b]
 
 

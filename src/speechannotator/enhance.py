@@ -480,7 +480,7 @@ class Enhancer:
             )
             return out
         sr = audio.sample_rate
-        ranges = [(max(0, int(round(a * sr))), min(len(out), int(round(b * sr)))) for a, b in spans]
+        ranges = [audio.sample_range(a, b) for a, b in spans]
         ranges = [(i, j) for i, j in ranges if j - i >= int(MIN_SPAN_S * sr)]
         if not ranges:
             return out

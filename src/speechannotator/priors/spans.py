@@ -68,7 +68,7 @@ def enhance_speech(
     """Stage 2 on the speech spans of ``segments`` (seconds): the enhanced waveform, full length,
     held as the original samples and the enhanced samples of the segments (the only samples the
     extractors read; the spans' margins and pauses are enhanced for context, then dropped)."""
-    keep = [(max(0, int(round(a * SR))), min(len(audio.samples), int(round(b * SR)))) for a, b in segments]
+    keep = [audio.sample_range(a, b) for a, b in segments]
     if not settings.enhance:
         return Patched(audio.samples, keep)
     spans = speech_spans(segments, audio.duration) if spans is None else spans
