@@ -238,3 +238,11 @@ def test_far_field_voice_of_ami_trn07_survives_enhancement():
     i, j = int(turn[0] * SR), int(turn[1] * SR)
     drop = 10 * np.log10(np.mean(audio.samples[i:j] ** 2) / (np.mean(out[i:j] ** 2) + 1e-10))
     assert drop < 20 and work.restored_s >= turn[1] - turn[0]
+
+
+def test_overlapping_enhancement_spans_are_refused():
+    # Each stream writes its own ranges; overlapping spans would make the output depend on which
+    # piece came last, so they are an error (speech_spans merges them before they get here).
+    audio = _audio(np.zeros(3 * SR))
+    with pytest.raises(ValueError, match="spans overlap"):
+        Enhancer().patched(audio, [(0.0, 1.5), (1.0, 2.5)])
