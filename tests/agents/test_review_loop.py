@@ -159,3 +159,38 @@ def test_no_context_disables_cross_segment_checks(tmp_path):
     flagged = {kf for kf, vs in store.verdicts(REC).items() if not vs[0].accepted}
     assert ("seg_00002", "gender") not in flagged  # no speaker history to drift from
     assert ("seg_00004", "background_sound") in flagged  # evidence checks still run
+
+
+def _low_voiced_woman(pooled: float):
+    """AMI trn06's pattern: a woman's long turn heard female (p_male 0.11), her overlapped and her
+    quietest turns heard male, one short turn female; her pooled evidence leans female (0.26) or, to contrast, male."""
+    from agents_helpers import ev, male, seg
+
+    segs = [
+        seg(0, 0.0, 5.7, "A", "我们先看一下这个问题。"),
+        seg(1, 5.9, 7.5, "A", "他们是不是要起诉？"),
+        seg(2, 7.7, 19.1, "A", "我觉得他们应该这样做，但是他们才刚刚开始意识到这是一个法律问题。"),
+        seg(3, 19.3, 24.2, "A", "我想大概就是这样吧。"),
+    ]
+    evs = male("seg_00000", gender__p_male=0.80, gender__label="male", pitch__median_hz=142.0)
+    evs += male("seg_00001", gender__p_male=0.06, gender__label="female", pitch__median_hz=189.0)
+    evs += male("seg_00002", gender__p_male=0.11, gender__label="female", pitch__median_hz=178.0)
+    evs += male("seg_00003", gender__p_male=0.94, gender__label="male", pitch__median_hz=146.0)
+    evs += ev("speaker:A", gender__p_male=pooled, gender__label="male" if pooled >= 0.5 else "female")
+    return segs, evs
+
+
+@pytest.mark.parametrize("pooled", [0.26, 0.8])
+def test_a_majority_of_labels_does_not_outvote_the_speakers_pooled_evidence(tmp_path, pooled):
+    segs, evs = _low_voiced_woman(pooled)
+    store = make_store(tmp_path, segs, evs)
+    cfg = config()
+    backend = RulesBackend()
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    genders = [r.gender for r in finalize(stage(store, cfg, backend))]
+    if pooled < 0.5:  # the long turn keeps its label and the weak male turn follows it; a strong one stays
+        assert genders == ["女声", "女声", "女声", "男声"]
+    else:  # pooled evidence that leans male lets the other turns' labels outvote the long turn
+        assert genders[0] == genders[2] == genders[3] == "男声"

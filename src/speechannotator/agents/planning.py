@@ -33,7 +33,7 @@ ROUTES: dict[str, Route] = {
         ("gender.", "pitch.median_hz", "pitch.mean_hz"),
         ("gender.p_male", "gender.label", "speaker.gender.p_male", "pitch.median_hz"),
         (SEG, SPK, REC),
-        "speaker-level majority wins unless local evidence is strong (p >= 0.9)",
+        "the speaker's other turns win unless local evidence is strong (p >= 0.9) or the pooled p_male backs it",
     ),
     "age": Route(
         ("age.", "gender.", "pitch.median_hz", "pitch.mean_hz", "voice."),
