@@ -64,6 +64,9 @@ def test_regularize_keeps_strong_local_evidence_against_a_weak_majority():
     assert reg[("seg_00002", "gender")] == "female"  # strong, and the majority share is only ~0.56
     preds[("seg_00002", "gender")] = p("seg_00002", "女声", 0.7)
     assert regularize(segs, preds)[("seg_00002", "gender")] == "male"
+    # the speaker's pooled evidence, where there is one, names the speaker's gender, not the labels' majority
+    pooled = regularize(segs, preds, {("A", "gender"): Gender.FEMALE})
+    assert [pooled[(s.key, "gender")] for s in segs] == [Gender.FEMALE] * 3
 
 
 def test_pause_and_laughter_tags():

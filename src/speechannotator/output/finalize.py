@@ -1,10 +1,11 @@
 """Stage 11: deterministic output processing of the reviewed state.
 
 Standard speaker ids (spk_01.. by first appearance), speaker-level regularization of speaker
-traits (duration- and confidence-weighted majority; a turn keeps a different value only with
-strong evidence), canonical vocabularies, speaker names, the transcript with inline
-paralanguage tags, then caption and contextual inference from the backend's compose, integer
-milliseconds in time order. Records are written to the state with the stage mark.
+traits (duration- and confidence-weighted majority, for gender the side of the speaker's pooled
+evidence where there is one; a turn keeps a different value only with strong evidence),
+canonical vocabularies, speaker names, the transcript with inline paralanguage tags, then caption
+and contextual inference from the backend's compose, integer milliseconds in time order. Records
+are written to the state with the stage mark.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..agents.phrases import phrases
+from ..agents.rules.evidence import from_p_male
 from ..calibration import DEFAULT
 from ..priors.speaker_names import speaker_names_from_text
 from ..records import Prediction, Segment, speaker_key
@@ -58,9 +60,16 @@ def _canon(field: str, value: Value | None) -> Value | None:
 
 
 def regularize(
-    segments: list[Segment], preds: dict[tuple[str, str], Prediction]
+    segments: list[Segment],
+    preds: dict[tuple[str, str], Prediction],
+    pooled: dict[tuple[str, str], Value] | None = None,
 ) -> dict[tuple[str, str], Value | None]:
-    """Speaker-level values for gender, age and accent: {(key, field): the speaker's value or None}."""
+    """Speaker-level values for gender, age and accent: {(key, field): the speaker's value or None}.
+
+    The speaker's value is the weighted majority of its turns' labels, or ``pooled[(speaker,
+    field)]`` where given: a value from the speaker's pooled evidence, which the review's drift
+    check also defers to (labels are decisions; the evidence weighs each turn by its reliability).
+    """
     out: dict[tuple[str, str], Value | None] = {}
     by_spk: dict[str, list[Segment]] = defaultdict(list)
     for s in segments:
@@ -75,6 +84,7 @@ def regularize(
                     votes[c] += _weight(s, p)
             total = sum(votes.values())
             major = max(votes, key=lambda k: votes[k]) if votes else None
+            major = (pooled or {}).get((segs[0].speaker, field), major)
             share = votes[major] / total if major else 0.0
             for s in segs:
                 p = preds.get((s.key, field))
@@ -87,6 +97,16 @@ def regularize(
                     and share < OVERWHELMING_SHARE
                 )
                 out[(s.key, field)] = own if keep else major
+    return out
+
+
+def pooled_gender(speakers: list[str], evidence: dict) -> dict[tuple[str, str], Value]:
+    """{(speaker, "gender"): the gender its pooled evidence (``speaker.gender.p_male``) leans to}."""
+    out: dict[tuple[str, str], Value] = {}
+    for spk in speakers:
+        e = evidence.get(speaker_key(spk), {}).get("gender.p_male")
+        if e is not None and isinstance(e.value, int | float):
+            out[(spk, "gender")] = from_p_male(float(e.value))[0]
     return out
 
 
@@ -228,7 +248,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         if s.speaker not in order:
             order.append(s.speaker)
     ids = {spk: f"spk_{i:02d}" for i, spk in enumerate(order, start=1)}
-    reg = regularize(segments, preds)
+    reg = regularize(segments, preds, pooled_gender(order, evidence))
     ages = {s.speaker: reg.get((s.key, "age")) for s in segments}
     roles: dict[str, str | None] = {}
     if config.agents.context:
