@@ -84,8 +84,9 @@ def regularize(
                     votes[c] += _weight(s, p)
             total = sum(votes.values())
             major = max(votes, key=lambda k: votes[k]) if votes else None
-            major = (pooled or {}).get((segs[0].speaker, field), major)
-            share = votes[major] / total if major else 0.0
+            if votes:  # a speaker none of whose turns was labelled keeps none (a failed backend)
+                major = (pooled or {}).get((segs[0].speaker, field), major)
+            share = votes.get(major, 0.0) / total if major is not None and total > 0 else 0.0
             for s in segs:
                 p = preds.get((s.key, field))
                 own = _canon(field, p.value) if p else None
