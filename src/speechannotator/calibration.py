@@ -101,6 +101,11 @@ class Calibration(BaseModel):
     hnr_high_db: float = _param(18.0, 10.0, 30.0, "HNR above this: very clear")
     jitter_high: float = _param(0.02, 0.005, 0.1, "local jitter above this is rough")
     shimmer_high: float = _param(0.10, 0.02, 0.3, "local shimmer above this is rough")
+    # Whisper's mean word probability under word_prob_unclear reads as "some words slightly slurred"; it
+    # rests on at least unclear_min_words words: with fewer, one uncertain word decides the mean, and
+    # Whisper is unsure of backchannels whatever the articulation ("Right! Yeah." 0.17, AMI trn08).
+    word_prob_unclear: float = _param(0.55, 0.2, 0.9, "mean ASR word probability below this: some words unclear")
+    unclear_min_words: int = _param(4, 1, 20, "fewest transcribed words that mean rests on")  # type: ignore[assignment]
     # A recording's gain sets its level, not the voice: "soft" is a segment this much below the
     # recording's speech (BS.1770 LUFS); AMI dev00/01 at -41 LUFS were all "soft" by level alone.
     soft_below_recording_db: float = _param(6.0, 2.0, 20.0, "segment loudness this far below the recording's: soft")

@@ -81,6 +81,32 @@ def test_rate_needs_enough_units(tmp_path):
     assert p[("seg_00001", "speed")].status == Status.OK and p[("seg_00001", "speed")].value.step == -2
 
 
+def test_slurring_needs_enough_words(tmp_path):
+    # Whisper is unsure of a backchannel whatever the articulation (AMI trn08's "Right! Yeah.", 0.17);
+    # the mean word probability says something about articulation from unclear_min_words words on.
+    from speechannotator.records import Word
+
+    def words(text, start, p):
+        return [Word(w, start + 0.3 * i, start + 0.3 * i + 0.25, p) for i, w in enumerate(text.split())]
+
+    segs = [
+        seg(0, 0, 1.0, "A", "Right! Yeah.", language="en", words=words("Right! Yeah.", 0, 0.17)),
+        seg(
+            1,
+            1,
+            3.0,
+            "A",
+            "It is much more than it is.",
+            language="en",
+            words=words("It is much more than it is.", 1, 0.3),
+        ),
+    ]
+    _, p = _label(tmp_path, segs, [], lang="en")
+    short, long = p[("seg_00000", "pronunciation")], p[("seg_00001", "pronunciation")]
+    assert "slurred" not in short.value and short.status == Status.ABSTAIN and "too few" in short.rationale
+    assert "slurred" in long.value and long.status == Status.OK
+
+
 def test_no_scene_evidence_gives_none_with_low_confidence(tmp_path):
     segs = [seg(0, 0, 2, "A", "外面的音乐声好大。")]
     _, p = _label(tmp_path, segs, ev("seg_00000", gender__p_male=0.9))

@@ -211,13 +211,16 @@ def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> O
 
 def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
     prob = mean_word_probability(seg)
+    few = len(seg.words) < v.cal.unclear_min_words
+    if few:
+        prob = None  # too few words for their mean to say anything about articulation
     r, _, _ = rate_level(v, seg)
     snr, sig, mos = v.num("snr.db"), v.num("scene.dnsmos_sig"), v.num("quality.mos")
     # Distill-MOS cross-checks a low SNR: quiet clean speech can read as noise by level alone
     noisy = ((snr is not None and snr < 10) or (sig is not None and sig < 2.7)) and (
         mos is None or mos < v.cal.mos_clean
     )
-    if prob is not None and prob < 0.55:
+    if prob is not None and prob < v.cal.word_prob_unclear:
         parts = [P.PRON["slurred"], P.PRON["noisy"] if noisy else P.PRON["mostly"]]
         return Outcome(P.join(parts), 0.5, "ok", f"ASR word probability {prob:.2f}")
     if r is not None and r >= 1:
@@ -230,9 +233,11 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
     if noisy:
         parts.append(P.PRON["noisy"])
     conf = 0.6 if prob is not None else 0.4
+    prob = prob if prob is None else round(prob, 2)
     return Outcome(
         P.join(parts),
         conf,
         "ok" if prob is not None or r is not None else "abstain",
-        f"ASR word probability {prob if prob is None else round(prob, 2)}, rate class {r}",
+        (f"{len(seg.words)} words, too few for the ASR's confidence" if few else f"ASR word probability {prob}")
+        + f", rate class {r}",
     )
