@@ -123,6 +123,15 @@ class Gender(StrEnum):
     def other(self) -> Gender:
         return Gender.FEMALE if self is Gender.MALE else Gender.MALE
 
+    @classmethod
+    def of_p_male(cls, p: float) -> Gender:
+        """The gender a probability of male names (0.5 is male).
+
+        >>> Gender.of_p_male(0.26)
+        <Gender.FEMALE: 'female'>
+        """
+        return cls.MALE if p >= 0.5 else cls.FEMALE
+
     def render(self, lang: str) -> str:
         return GENDER_VALUES["zh" if lang == "zh" else "en"][tuple(Gender).index(self)]
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from ..agents.backend import Backend, ComposeTask
 from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
 from ..agents.phrases import phrases
-from ..agents.rules.evidence import from_p_male
 from ..calibration import DEFAULT
 from ..priors.speaker_names import speaker_names_from_text
 from ..records import Prediction, Segment, speaker_key
@@ -28,6 +27,7 @@ from ..schema import (
     OUTPUT_KEYS,
     AgeGroup,
     Emotion,
+    Gender,
     SegmentRecord,
     Typed,
     Value,
@@ -107,7 +107,7 @@ def pooled_gender(speakers: list[str], evidence: dict) -> dict[tuple[str, str], 
     for spk in speakers:
         e = evidence.get(speaker_key(spk), {}).get("gender.p_male")
         if e is not None and isinstance(e.value, int | float):
-            out[(spk, "gender")] = from_p_male(float(e.value))[0]
+            out[(spk, "gender")] = Gender.of_p_male(float(e.value))
     return out
 
 

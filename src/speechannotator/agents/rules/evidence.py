@@ -81,7 +81,8 @@ class FieldView:
 
 def from_p_male(p: float) -> tuple[Gender, float]:
     """The gender a probability of male names, and its probability."""
-    return (Gender.MALE, p) if p >= 0.5 else (Gender.FEMALE, 1.0 - p)
+    g = Gender.of_p_male(p)
+    return g, (p if g is Gender.MALE else 1.0 - p)
 
 
 def speaker_gender(view_num, view_text) -> tuple[Gender | None, float]:
