@@ -92,3 +92,11 @@ def test_typed_values_render_once_and_come_back_from_json():
     assert typed_value({"label": "calm", "intensity": 1}) == Emotion("calm", 1)
     assert typed_value({"step": -1, "text": "low pitch, flat"}) == Level(-1, "low pitch, flat")
     assert shown(Level(-1, "low pitch"), "en") == "low pitch" and shown("无", "zh") == "无"
+
+
+def test_schema_doctests():
+    import doctest
+
+    from speechannotator import schema
+
+    assert doctest.testmod(schema).failed == 0

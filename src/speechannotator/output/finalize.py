@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from ..agents.backend import Backend, ComposeTask
-from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context
+from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context, vote_weight
 from ..agents.phrases import phrases
 from ..calibration import DEFAULT
 from ..priors.speaker_names import speaker_names_from_text
@@ -44,10 +44,6 @@ SPEAKER_FIELDS = ("gender", "age", "accent")
 STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
 OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
 _PUNCT = set("，。！？、；：,.!?;:…—")
-
-
-def _weight(seg: Segment, p: Prediction) -> float:
-    return max(0.1, seg.duration) * max(0.05, p.confidence or 0.0)
 
 
 def _canon(field: str, value: Value | None) -> Value | None:
@@ -81,7 +77,7 @@ def regularize(
                 p = preds.get((s.key, field))
                 c = _canon(field, p.value) if p else None
                 if p is not None and c is not None:
-                    votes[c] += _weight(s, p)
+                    votes[c] += vote_weight(s.duration, p.confidence)
             total = sum(votes.values())
             major = max(votes, key=lambda k: votes[k]) if votes else None
             if votes:  # a speaker none of whose turns was labelled keeps none (a failed backend)
