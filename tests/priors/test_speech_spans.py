@@ -183,7 +183,7 @@ def test_a_segment_the_enhancer_silenced_keeps_the_original():
     enh.put(0, orig[: 2 * SR] * 0.01)  # -40 dB
     enh.put(3 * SR, orig[3 * SR : 5 * SR] * 0.7)  # -3 dB
     kept = enh[3 * SR : 5 * SR]
-    assert restore_lost_speech(orig, enh, [(0.0, 2.0), (3.0, 5.0)], 20.0) == pytest.approx(2.0)
+    assert restore_lost_speech(orig, enh, [(0, 2 * SR), (3 * SR, 5 * SR)], 20.0) == pytest.approx(2.0)
     assert np.array_equal(enh[: 2 * SR], orig[: 2 * SR])
     assert np.array_equal(enh[3 * SR : 5 * SR], kept)
 

@@ -14,6 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from speechannotator.records import RECORDING_KEY, Evidence, speaker_key
+from speechannotator.schema import Gender
 
 # Evidence that is a count or a decision per segment, not a level: no mean over segments.
 _NO_MEAN = {"gender.p_male", "gender.label", "gender.p_model", "gender.p_pitch", "pitch.class", "rate.class"}
@@ -79,7 +80,7 @@ def aggregate(
         p = 1.0 / (1.0 + math.exp(-z * mass))
         agree = float(np.mean([(lo > 0) == (z > 0) for lo, _ in gender]))
         out.append(mk("gender.p_male", p, abs(p - 0.5) * 2 * agree))
-        out.append(mk("gender.label", "male" if p >= 0.5 else "female", abs(p - 0.5) * 2 * agree))
+        out.append(mk("gender.label", Gender.of_p_male(p).value, abs(p - 0.5) * 2 * agree))
     return out
 
 

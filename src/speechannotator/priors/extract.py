@@ -24,7 +24,7 @@ from speechannotator.enhance import Patched, speech_spans
 from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import missing_fundamental, segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
-from speechannotator.priors.gender import gender_vote
+from speechannotator.priors.gender import gender_vote, label_of
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
 from speechannotator.priors.spans import PriorsWork, enhance_speech
@@ -193,7 +193,7 @@ def segment_evidence(
     g = gender_vote(orig, med if isinstance(med, float) else None, stats.voiced_s, cal, low_cut=low_cut, embedding=emb)
     if g.p_male is not None:
         out.append(_ev(seg.key, "gender.p_male", g.p_male, g.reliability))
-        out.append(_ev(seg.key, "gender.label", "male" if g.p_male >= 0.5 else "female", g.reliability))
+        out.append(_ev(seg.key, "gender.label", label_of(g.p_male), g.reliability))
     if g.p_model is not None:
         out.append(_ev(seg.key, "gender.p_model", g.p_model, 0.7))
     if g.p_pitch is not None:

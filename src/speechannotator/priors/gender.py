@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from speechannotator.calibration import DEFAULT, Calibration
+from speechannotator.schema import Gender
 
 log = logging.getLogger(__name__)
 
@@ -223,4 +224,4 @@ def gender_vote_parts(
 def label_of(p_male: float | None) -> str | None:
     if p_male is None:
         return None
-    return "male" if p_male >= 0.5 else "female"
+    return Gender.of_p_male(p_male).value

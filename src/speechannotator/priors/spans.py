@@ -82,18 +82,17 @@ def enhance_speech(
     enhancer = Enhancer(settings)
     out = enhancer.patched(audio, todo, keep) if todo else Patched(audio.samples, keep)
     work.enhanced_s += enhancer.processed_s
-    work.restored_s += restore_lost_speech(audio.samples, out, segments, settings.enhance_max_drop_db)
+    work.restored_s += restore_lost_speech(audio.samples, out, keep, settings.enhance_max_drop_db)
     return out
 
 
 def restore_lost_speech(
-    original: np.ndarray, enhanced: Patched, segments: list[tuple[float, float]], max_drop_db: float
+    original: np.ndarray, enhanced: Patched, ranges: list[tuple[int, int]], max_drop_db: float
 ) -> float:
-    """Put the original back (in place) over each segment whose power the enhancement lowered by
-    more than ``max_drop_db``; returns the seconds restored."""
+    """Put the original back (in place) over each segment (sample ranges, ``Audio.sample_range``)
+    whose power the enhancement lowered by more than ``max_drop_db``; returns the seconds restored."""
     restored = 0.0
-    for a, b in segments:
-        i, j = max(0, int(round(a * SR))), min(len(original), int(round(b * SR)))
+    for i, j in ranges:
         if j - i < int(MIN_SPAN_S * SR):
             continue
         p_orig = float(np.mean(np.square(original[i:j], dtype=np.float64)))

@@ -18,7 +18,7 @@ from ...schema import CLOSED_TYPES, AgeGroup, Emotion, Field, Gender, Level, Val
 from ..backend import ReviewTask
 from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import parse_emotion, phrases
-from .evidence import FieldView, from_p_male, resolve_gender
+from .evidence import FieldView, resolve_gender
 from .label import background_kind, label_emotion, label_paralinguistic, local_gender, scene_facts
 from .prosody import label_pitch, label_speed, label_texture, pitch_level, rate_level
 
@@ -158,7 +158,7 @@ class _Reviewer:
         # the next round's majority. On AMI trn06 a woman's 11 s turn (p female 0.89) was outvoted by
         # her overlapped and her quietest turns, and the rest followed, while her pooled p_male was 0.26.
         pooled = view.num("speaker.gender.p_male", cite=False) if "speaker_history" in view.scope else None
-        if pooled is not None and p.value == from_p_male(pooled)[0]:
+        if pooled is not None and p.value == Gender.of_p_male(pooled):
             return self.accept("gender", "consistent with the speaker's pooled evidence")
         return self._drift("gender", p, strong) or self.accept("gender", "consistent with evidence and speaker")
 
