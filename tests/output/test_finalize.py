@@ -4,6 +4,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "agents"))
 
 from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, seg, stage  # noqa: E402
@@ -11,7 +13,15 @@ from agents_helpers import REC, chars, config, dialogue, ev, make_store, male, s
 from speechannotator import agents  # noqa: E402
 from speechannotator.agents.rules import RulesBackend  # noqa: E402
 from speechannotator.atomic import TEMP_PREFIX  # noqa: E402
-from speechannotator.output.finalize import canonical_value, finalize, regularize, tag_transcript  # noqa: E402
+from speechannotator.output.confidence import shown_confidences  # noqa: E402
+from speechannotator.output.finalize import (  # noqa: E402
+    SpeakerValue,
+    canonical_value,
+    finalize,
+    pooled_gender,
+    regularize,
+    tag_transcript,
+)
 from speechannotator.records import Prediction, Word  # noqa: E402
 from speechannotator.schema import OUTPUT_KEYS, Gender, validate_records  # noqa: E402
 
@@ -47,6 +57,15 @@ def test_speaker_regularization_without_review(tmp_path):
     assert store.predictions(REC)[("seg_00002", "gender")].value is Gender.FEMALE  # the unreviewed drift ...
     assert recs[2].gender == "男声"  # ... does not survive speaker-level regularization
     assert len({r.age for r in recs if r.speaker_id == "spk_01"}) == 1
+    # The confidence reported beside a value belongs to that value: the speaker's, where
+    # regularization overrode the turn's own label; a person's decision is 1.0.
+    conf = shown_confidences(store, REC)
+    own = store.predictions(REC)[("seg_00002", "gender")].confidence
+    speaker = regularize(store.segments(REC), store.predictions(REC), pooled_gender(["A", "B"], store.evidence(REC)))
+    assert conf["seg_00002"]["gender"] == speaker[("seg_00002", "gender")].confidence != own
+    assert conf["seg_00002"]["emotion"] == store.predictions(REC)[("seg_00002", "emotion")].confidence
+    store.add_decision(REC, "seg_00002", "emotion", "calm", "happy", "ann")
+    assert shown_confidences(store, REC)["seg_00002"]["emotion"] == 1.0
 
 
 def test_regularize_keeps_strong_local_evidence_against_a_weak_majority():
@@ -61,12 +80,23 @@ def test_regularize_keeps_strong_local_evidence_against_a_weak_majority():
         ("seg_00002", "gender"): p("seg_00002", "女声", 0.95),
     }
     reg = regularize(segs, preds)
-    assert reg[("seg_00002", "gender")] == "female"  # strong, and the majority share is only ~0.56
+    assert reg[("seg_00002", "gender")].value == "female"  # strong, and the majority share is only ~0.56
+    assert reg[("seg_00002", "gender")].confidence == 0.95  # its own label, its own confidence
     preds[("seg_00002", "gender")] = p("seg_00002", "女声", 0.7)
-    assert regularize(segs, preds)[("seg_00002", "gender")] == "male"
-    # the speaker's pooled evidence, where there is one, names the speaker's gender, not the labels' majority
-    pooled = regularize(segs, preds, {("A", "gender"): Gender.FEMALE})
-    assert [pooled[(s.key, "gender")] for s in segs] == [Gender.FEMALE] * 3
+    reg = regularize(segs, preds)
+    assert reg[("seg_00002", "gender")].value == "male"
+    # the speaker's value shown over the turn's own label: not the turn's 0.7 but the speaker's
+    # (vote share of male ~0.66 times the male turns' confidence 0.6) times 1 - 0.7
+    assert 0.35 * 0.3 < reg[("seg_00002", "gender")].confidence < 0.45 * 0.3
+    assert reg[("seg_00000", "gender")].confidence == 0.6
+    # the speaker's pooled evidence, where there is one, names the speaker's gender, not the labels'
+    # majority, with the probability of its side
+    pooled = regularize(segs, preds, {("A", "gender"): (Gender.FEMALE, 0.8)})
+    assert [pooled[(s.key, "gender")] for s in segs] == [
+        SpeakerValue(Gender.FEMALE, pytest.approx(0.8 * 0.4)),
+        SpeakerValue(Gender.FEMALE, pytest.approx(0.8 * 0.4)),
+        SpeakerValue(Gender.FEMALE, 0.7),
+    ]
 
 
 def test_pause_and_laughter_tags():

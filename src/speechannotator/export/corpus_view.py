@@ -16,6 +16,7 @@ from .. import corrections
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
 from ..corpus.voice_registry import read_speaker_map
+from ..output.confidence import shown_confidences
 from ..pipeline import STATE_FILE
 from ..schema import FIELDS
 from ..state import StateStore
@@ -94,7 +95,7 @@ class ExportSegment:
     index: int  # position in the recording's output
     key: str  # the segment key in the state ("" when the state has none for this position)
     record: dict[str, Any]  # the output object, as in OUT/<id>.json
-    confidence: dict[str, float]  # field -> the latest review round's confidence
+    confidence: dict[str, float]  # field -> the confidence of the value shown (output.confidence)
     quality: dict[str, Any] = field(default_factory=dict)  # export/quality.py: the quality columns
     corpus_speaker: str | None = None  # the voice's id across the corpus (OUT/speakers.jsonl)
 
@@ -166,11 +167,7 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
             evidence = {
                 k: {n: e.value for n, e in by_name.items()} for k, by_name in store.evidence(rec["rec"]).items()
             }
-            preds = store.predictions(rec["rec"])
-            conf: dict[str, dict[str, float]] = {}
-            for (key, name), p in preds.items():
-                if p.status != "failed":
-                    conf.setdefault(key, {})[name] = float(p.confidence)
+            conf = shown_confidences(store, rec["rec"])
             segs = []
             for i, d in enumerate(data):
                 key = keys[i] if i < len(keys) else ""

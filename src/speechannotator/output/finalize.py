@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..agents.backend import Backend, ComposeTask
-from ..agents.context import HISTORY, ContextIndex, admitted_evidence, task_context, vote_weight
+from ..agents.context import (
+    HISTORY,
+    ContextIndex,
+    admitted_evidence,
+    task_context,
+    vote_weight,
+)
 from ..agents.phrases import phrases
 from ..calibration import DEFAULT
 from ..priors.speaker_names import speaker_names_from_text
@@ -55,34 +62,54 @@ def _canon(field: str, value: Value | None) -> Value | None:
     return value.strip()
 
 
+@dataclass(frozen=True)
+class SpeakerValue:
+    """A speaker trait as one turn shows it, with the confidence of that value on that turn: the
+    turn's own prediction's where the value is its own label, else the speaker-level one."""
+
+    value: Value | None
+    confidence: float | None
+
+
 def regularize(
     segments: list[Segment],
     preds: dict[tuple[str, str], Prediction],
-    pooled: dict[tuple[str, str], Value] | None = None,
-) -> dict[tuple[str, str], Value | None]:
-    """Speaker-level values for gender, age and accent: {(key, field): the speaker's value or None}.
+    pooled: dict[tuple[str, str], tuple[Value, float]] | None = None,
+) -> dict[tuple[str, str], SpeakerValue]:
+    """Speaker-level values for gender, age and accent: {(key, field): what the turn shows}.
 
-    The speaker's value is the weighted majority of its turns' labels, or ``pooled[(speaker,
-    field)]`` where given: a value from the speaker's pooled evidence, which the review's drift
-    check also defers to (labels are decisions; the evidence weighs each turn by its reliability).
+    The speaker's value is the weighted majority of its turns' labels, with the confidence its
+    vote share times the weighted mean confidence of the turns that voted for it; or, where given,
+    ``pooled[(speaker, field)]``: a value from the speaker's pooled evidence with its probability,
+    which the review's drift check also defers to (labels are decisions; the evidence weighs each
+    turn by its reliability). A turn showing its own label keeps its own confidence; one whose own,
+    different label the speaker's value replaces gets the speaker's confidence times one minus its
+    own (the two taken as independent), so the turns that disagree with their speaker, where a
+    voice is most likely misassigned, sort first in a review by confidence.
     """
-    out: dict[tuple[str, str], Value | None] = {}
+    out: dict[tuple[str, str], SpeakerValue] = {}
     by_spk: dict[str, list[Segment]] = defaultdict(list)
     for s in segments:
         by_spk[s.speaker].append(s)
     for segs in by_spk.values():
         for field in SPEAKER_FIELDS:
             votes: dict[Value, float] = defaultdict(float)
+            sure: dict[Value, float] = defaultdict(float)  # vote-weighted confidence sums
             for s in segs:
                 p = preds.get((s.key, field))
                 c = _canon(field, p.value) if p else None
                 if p is not None and c is not None:
-                    votes[c] += vote_weight(s.duration, p.confidence)
+                    w = vote_weight(s.duration, p.confidence)
+                    votes[c] += w
+                    sure[c] += w * p.confidence
             total = sum(votes.values())
             major = max(votes, key=lambda k: votes[k]) if votes else None
-            if votes:  # a speaker none of whose turns was labelled keeps none (a failed backend)
-                major = (pooled or {}).get((segs[0].speaker, field), major)
             share = votes.get(major, 0.0) / total if major is not None and total > 0 else 0.0
+            major_conf = share * sure[major] / votes[major] if major is not None and votes[major] > 0 else None
+            if votes and (segs[0].speaker, field) in (pooled or {}):
+                # a speaker none of whose turns was labelled keeps none (a failed backend)
+                major, major_conf = (pooled or {})[(segs[0].speaker, field)]
+                share = votes.get(major, 0.0) / total if total > 0 else 0.0
             for s in segs:
                 p = preds.get((s.key, field))
                 own = _canon(field, p.value) if p else None
@@ -93,17 +120,28 @@ def regularize(
                     and p.confidence >= STRONG_CONFIDENCE
                     and share < OVERWHELMING_SHARE
                 )
-                out[(s.key, field)] = own if keep else major
+                if p is not None and p.status != "failed" and (keep or own == major):
+                    out[(s.key, field)] = SpeakerValue(own, p.confidence)  # its own label (or abstention)
+                elif major is None or major_conf is None:
+                    out[(s.key, field)] = SpeakerValue(major, None)
+                elif p is not None and own is not None:
+                    # right only if the speaker's value is and the turn's own, other label is not
+                    out[(s.key, field)] = SpeakerValue(major, major_conf * (1.0 - p.confidence))
+                else:
+                    out[(s.key, field)] = SpeakerValue(major, major_conf)
     return out
 
 
-def pooled_gender(speakers: list[str], evidence: dict) -> dict[tuple[str, str], Value]:
-    """{(speaker, "gender"): the gender its pooled evidence (``speaker.gender.p_male``) leans to}."""
-    out: dict[tuple[str, str], Value] = {}
+def pooled_gender(speakers: list[str], evidence: dict) -> dict[tuple[str, str], tuple[Value, float]]:
+    """{(speaker, "gender"): the gender its pooled evidence (``speaker.gender.p_male``) leans to, and
+    the probability of that side}."""
+    out: dict[tuple[str, str], tuple[Value, float]] = {}
     for spk in speakers:
         e = evidence.get(speaker_key(spk), {}).get("gender.p_male")
         if e is not None and isinstance(e.value, int | float):
-            out[(spk, "gender")] = Gender.of_p_male(float(e.value))
+            p = float(e.value)
+            gender = Gender.of_p_male(p)
+            out[(spk, "gender")] = (gender, p if gender is Gender.MALE else 1.0 - p)
     return out
 
 
@@ -246,7 +284,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
             order.append(s.speaker)
     ids = {spk: f"spk_{i:02d}" for i, spk in enumerate(order, start=1)}
     reg = regularize(segments, preds, pooled_gender(order, evidence))
-    ages = {s.speaker: reg.get((s.key, "age")) for s in segments}
+    ages = {s.speaker: reg[(s.key, "age")].value for s in segments}
     roles: dict[str, str | None] = {}
     if config.agents.context:
         for spk in order:
@@ -263,7 +301,7 @@ def finalize(ctx: StageContext) -> list[SegmentRecord]:
         typed: dict[str, Value] = {}  # the record's values, typed ones rendered only into the record
         for f in LABELED_FIELDS:
             p = preds.get((s.key, f))
-            raw = reg.get((s.key, f)) if f in SPEAKER_FIELDS else (p.value if p and p.status != "failed" else None)
+            raw = reg[(s.key, f)].value if f in SPEAKER_FIELDS else (p.value if p and p.status != "failed" else None)
             typed[f] = raw if isinstance(raw, Typed) else canonical_value(f, raw, label_lang)
         values = {f: shown(v, label_lang) for f, v in typed.items()}
         mine = contracts_of.get(s.key, {})

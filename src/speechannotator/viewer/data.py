@@ -24,8 +24,9 @@ from ..corrections import (
     review_segments,
     reviewed_items,
 )
+from ..output.confidence import shown_confidences
 from ..output.explain import RecordingTrails, evidence_source, field_trail
-from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, LABELED_FIELDS, NONE_VALUE, shown
+from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE, shown
 from ..state import StateStore
 
 PEAK_BUCKETS = 1600  # waveform columns sent to the page: enough for a wide screen, a few kB
@@ -125,12 +126,8 @@ def reviewed_keys(store: StateStore, rec: str) -> set[str]:
 
 
 def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
-    """{segment key: {labeled field: the latest round's confidence}} (issue 17's confidences)."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for (key, field), p in store.predictions(rec).items():
-        if field in LABELED_FIELDS and p.status != "failed":
-            out[key][field] = round(float(p.confidence), 3)
-    return out
+    """{segment key: {labeled field: the confidence of the value shown}} (``output.confidence``)."""
+    return {k: {f: round(c, 3) for f, c in by.items()} for k, by in shown_confidences(store, rec).items()}
 
 
 CORPUS_PAGE = 100  # recordings per page of the corpus list
@@ -291,6 +288,7 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
     index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
     if index is None:
         raise NotFound(f"no segment {key!r} in {rec!r}")
+    shown_conf = confidences(store, rec).get(key, {})  # of the value shown, not of the last round
     trails = {}
     for field in FIELDS:
         t = field_trail(data, index, field)
@@ -298,7 +296,7 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
         trails[field] = {
             "final": t.final,
             "composed": t.composed,
-            "confidence": None if latest is None else latest.confidence,
+            "confidence": shown_conf.get(field),
             "cites": [] if latest is None else latest.evidence,
             "contract": None
             if t.contract is None
