@@ -189,8 +189,12 @@ def test_a_majority_of_labels_does_not_outvote_the_speakers_pooled_evidence(tmp_
     agents.plan(stage(store, cfg, lang="zh"))
     agents.label(stage(store, cfg, backend))
     agents.review(stage(store, cfg, backend))
-    genders = [r.gender for r in finalize(stage(store, cfg, backend))]
+    records = finalize(stage(store, cfg, backend))
+    genders = [r.gender for r in records]
     if pooled < 0.5:  # the long turn keeps its label and the weak male turn follows it; a strong one stays
         assert genders == ["女声", "女声", "女声", "男声"]
+        # each turn's pitch is worded by the gender it shows: 142 Hz is low for her, the kept
+        # male turn's 146 Hz is not low for a man (it was, judged by her norm)
+        assert "偏低" in records[0].pitch and "偏低" not in records[3].pitch
     else:  # pooled evidence that leans male lets the other turns' labels outvote the long turn
         assert genders[0] == genders[2] == genders[3] == "男声"

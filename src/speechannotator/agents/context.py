@@ -209,6 +209,17 @@ def vote_weight(duration: float, confidence: float | None) -> float:
     return max(0.1, float(duration or 1.0)) * max(0.05, float(confidence or 0.1))
 
 
+STRONG_CONFIDENCE = 0.85  # a turn may show a speaker trait other than its speaker's only this sure ...
+OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's value is not this much of its turns' votes
+
+
+def keeps_own_label(confidence: float, share: float) -> bool:
+    """Whether a turn shows its own label of a speaker trait (gender, age, accent) rather than its
+    speaker's value, which holds ``share`` of the speaker's weighted votes: finalize's rule, which
+    the review's gender norm for pitch and texture follows, so a turn is worded by the gender it shows."""
+    return confidence >= STRONG_CONFIDENCE and share < OVERWHELMING_SHARE
+
+
 class ContextIndex:
     """Lookups built once per stage (or review round) so that one task's context costs the
     size of that context, not of the recording: segment positions, and per speaker and trait

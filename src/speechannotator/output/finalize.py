@@ -20,6 +20,7 @@ from ..agents.context import (
     HISTORY,
     ContextIndex,
     admitted_evidence,
+    keeps_own_label,
     task_context,
     vote_weight,
 )
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from ..state import StateStore
 
 SPEAKER_FIELDS = ("gender", "age", "accent")
-STRONG_CONFIDENCE = 0.85  # a turn may differ from its speaker only with evidence this strong ...
-OVERWHELMING_SHARE = 0.8  # ... and only while the speaker's majority is not overwhelming
 _PUNCT = set("，。！？、；：,.!?;:…—")
 
 
@@ -113,13 +112,7 @@ def regularize(
             for s in segs:
                 p = preds.get((s.key, field))
                 own = _canon(field, p.value) if p else None
-                keep = (
-                    p is not None
-                    and own is not None
-                    and own != major
-                    and p.confidence >= STRONG_CONFIDENCE
-                    and share < OVERWHELMING_SHARE
-                )
+                keep = p is not None and own is not None and own != major and keeps_own_label(p.confidence, share)
                 if p is not None and p.status != "failed" and (keep or own == major):
                     out[(s.key, field)] = SpeakerValue(own, p.confidence)  # its own label (or abstention)
                 elif major is None or major_conf is None:

@@ -16,6 +16,7 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
 from ...schema import CLOSED_TYPES, AgeGroup, Emotion, Field, Gender, Level, Value, is_empty_marker, shown
 from ..backend import ReviewTask
+from ..context import keeps_own_label
 from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
@@ -300,12 +301,24 @@ class _Reviewer:
         return self._open_nonempty("texture", p)
 
     def _norm_gender(self) -> Gender | None:
-        """Related field: the speaker's consistent gender (70 % of at least 2 other segments), when
-        the pitch contract admits speaker history: the F0 norm of pitch and texture."""
-        if "speaker_history" not in self.view("pitch").scope:
+        """Related field: the F0 norm of pitch and texture, when the pitch contract admits speaker
+        history and the speaker's other turns agree (70 % of at least 2): the gender finalize will
+        show on this turn, i.e. the side of the speaker's pooled evidence (else that majority),
+        unless the turn keeps its own strongly heard gender (``keeps_own_label``)."""
+        v = self.view("pitch")
+        if "speaker_history" not in v.scope:
             return None
         maj, share, n = speaker_majority(self.task, "gender")
-        return Gender(maj) if maj in tuple(Gender) and share >= 0.7 and n >= 2 else None
+        if maj not in tuple(Gender) or share < 0.7 or n < 2:
+            return None
+        pooled = v.num("speaker.gender.p_male", cite=False)
+        speaker = Gender(maj) if pooled is None else Gender.of_p_male(pooled)
+        own = self.task.predictions.get("gender")
+        if own is not None and isinstance(own.value, Gender) and own.value != speaker:
+            share = share if speaker == Gender(maj) else 1.0 - share
+            if keeps_own_label(own.confidence, share):
+                return own.value
+        return speaker
 
     def _word(self, field: str) -> str:
         words = {"zh": {"pitch": "音高", "speed": "语速"}, "en": {"pitch": "pitch", "speed": "speed"}}
