@@ -16,7 +16,7 @@ from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
 from ...schema import CLOSED_TYPES, AgeGroup, Emotion, Field, Gender, Level, Value, is_empty_marker, shown
 from ..backend import ReviewTask
-from ..context import keeps_own_label
+from ..context import keeps_own_label, vote_weight
 from ..levels import INTENSITY_EXCESS_STEPS, levels_disagree
 from ..phrases import parse_emotion, phrases
 from .evidence import FieldView, resolve_gender
@@ -315,8 +315,12 @@ class _Reviewer:
         speaker = Gender(maj) if pooled is None else Gender.of_p_male(pooled)
         own = self.task.predictions.get("gender")
         if own is not None and isinstance(own.value, Gender) and own.value != speaker:
-            share = share if speaker == Gender(maj) else 1.0 - share
-            if keeps_own_label(own.confidence, share):
+            # the speaker's value's share of all its turns' votes, this one's included, as finalize counts
+            votes = ((self.task.context.get("speaker_history") or {}).get("votes") or {}).get("gender") or {}
+            others = {str(x["value"]): float(x["weight"]) for x in votes.get("values") or []}
+            own_weight = vote_weight(self.task.segment.duration, own.confidence)
+            total = float(votes.get("total_weight") or 0.0) + own_weight
+            if keeps_own_label(own.confidence, others.get(speaker.value, 0.0) / total):
                 return own.value
         return speaker
 
