@@ -100,3 +100,14 @@ def test_schema_doctests():
     from speechannotator import schema
 
     assert doctest.testmod(schema).failed == 0
+
+
+def test_calibration_and_certainty_doctests():
+    import doctest
+
+    from speechannotator import calibration
+    from speechannotator.agents.rules import certainty
+
+    for module in (calibration, certainty):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0

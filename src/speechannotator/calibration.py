@@ -96,6 +96,11 @@ class Calibration(BaseModel):
     rate_normal: float = _param(0.25, 0.05, 0.5, "within +- this share of the center the rate is normal")
     rate_very_slow: float = _param(0.60, 0.3, 0.9, "below this ratio to the center: very slow")
     rate_very_fast: float = _param(1.50, 1.1, 2.5, "above this ratio to the center: very fast")
+    # The noise of a turn's arousal z (in its speaker's spreads): how sure an emotion or tone read
+    # off it is. The median standard error of the mean of a turn's feature z's (energy, pitch, its
+    # spread, rate), from their disagreement, over 335 turns of the AMI clips and HELD_OUT_3: 0.36
+    # (quartiles 0.24-0.50).
+    arousal_noise_z: float = _param(0.35, 0.1, 1.0, "noise of a turn's arousal z: the certainty of emotion and tone")
     # -- voice quality -----------------------------------------------------------------------------
     hnr_low_db: float = _param(8.0, 0.0, 20.0, "running-speech HNR below this (segment and speaker): breathy or hoarse")
     hnr_high_db: float = _param(18.0, 10.0, 30.0, "HNR above this: very clear")
@@ -154,20 +159,34 @@ class Calibration(BaseModel):
         stay within the normal band (1/0.25: 4 units); "Gosh." (AMI trn00) has no pace."""
         return math.ceil(1.0 / self.rate_normal)
 
+    def rate_edges(self) -> tuple[float, float, float, float]:
+        """The rate classes' edges as ratios to the language's center, slow to fast."""
+        return (self.rate_very_slow, 1 - self.rate_normal, 1 + self.rate_normal, self.rate_very_fast)
+
     def rate_class(self, units_per_s: float, language: str | None) -> int:
         """-2..2 (very slow .. very fast) for a speaking rate (chars/s zh, syllables/s else)."""
         if units_per_s is None or units_per_s <= 0 or not math.isfinite(units_per_s):
             raise ValueError(f"rate_class needs a positive rate, got {units_per_s!r}")
         r = units_per_s / self.rate_center(language)
-        if r > self.rate_very_fast:
+        very_slow, slow, fast, very_fast = self.rate_edges()
+        if r > very_fast:
             return 2
-        if r > 1 + self.rate_normal:
+        if r > fast:
             return 1
-        if r < self.rate_very_slow:
+        if r < very_slow:
             return -2
-        if r < 1 - self.rate_normal:
+        if r < slow:
             return -1
         return 0
+
+    def rate_margin(self, units_per_s: float, language: str | None) -> float:
+        """How far a rate lies from the nearest class edge, as a log ratio (0 on an edge).
+
+        >>> round(DEFAULT.rate_margin(DEFAULT.rate_center("en") * 1.1, "en"), 3)
+        0.128
+        """
+        r = units_per_s / self.rate_center(language)
+        return min(abs(math.log(r / edge)) for edge in self.rate_edges())
 
 
 def _classify(st: float, normal: float, very: float) -> int:

@@ -7,7 +7,7 @@ from speechannotator.agents.labeling import build_task
 from speechannotator.agents.phrases import zh as phrases_zh
 from speechannotator.agents.rules import RulesBackend
 from speechannotator.calibration import pitch_class, rate_class
-from speechannotator.records import Evidence, Status
+from speechannotator.records import Evidence, Status, Word
 from speechannotator.schema import AgeGroup, Emotion, Gender
 
 
@@ -239,7 +239,38 @@ def test_a_calm_voice_does_not_strengthen_happy_words(tmp_path):
     _, p = _label(tmp_path, segs, evs, lang="en")
     happy, sad = p[("seg_00000", "emotion")], p[("seg_00001", "emotion")]
     assert happy.value == Emotion("happy", 1) and happy.confidence <= 0.35
-    assert sad.value.label == "sad" and sad.confidence == 0.55  # a low voice agrees with sad words
+    assert sad.value.label == "sad" and sad.confidence > happy.confidence  # a low voice agrees with sad words
+
+
+def test_a_label_near_its_class_edge_is_less_sure(tmp_path):
+    """Confidence is not a constant per field: the same word read off a measurement near one of
+    its class edges is less sure than one far from every edge (agents/rules/certainty.py)."""
+    segs = [seg(i, 3 * i, 3 * i + 2.5, "A", "We will leave the house at noon.", language="en") for i in range(4)]
+    evs = ev("seg_00000", emotion__arousal=-1.6, rate__units_per_s=4.0)  # calm, far below the edge
+    evs += ev("seg_00001", emotion__arousal=-0.85, rate__units_per_s=3.0)  # calm, just below it
+    evs += ev("seg_00002", emotion__arousal=0.0) + ev("seg_00003", emotion__arousal=0.0)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    far, near = p[("seg_00000", "emotion")], p[("seg_00001", "emotion")]
+    assert far.value.label == near.value.label == "calm" and far.confidence > near.confidence
+    assert p[("seg_00000", "tone")].confidence > p[("seg_00001", "tone")].confidence  # both "low"
+    speeds = {p[(f"seg_0000{i}", "speed")].confidence for i in range(2)}
+    assert len(speeds) == 2  # two rates, two distances from the pace edges
+
+
+def test_pronunciation_is_as_sure_as_its_mean_word_probability(tmp_path):
+    """ "Clear" on words Whisper is sure of vs on a mean just over the slurred bar, by its standard error."""
+
+    def words(probs):
+        return [Word(f"w{i}", 0.3 * i, 0.3 * i + 0.25, p) for i, p in enumerate(probs)]
+
+    segs = [
+        seg(0, 0, 2.5, "A", "w0 w1 w2 w3 w4 w5", language="en", words=words([0.95, 0.9, 0.97, 0.92, 0.96, 0.94])),
+        seg(1, 3, 5.5, "A", "w0 w1 w2 w3 w4 w5", language="en", words=words([0.9, 0.3, 0.8, 0.4, 0.7, 0.35])),
+    ]
+    _, p = _label(tmp_path, segs, ev("seg_00000", snr__db=30.0) + ev("seg_00001", snr__db=30.0), lang="en")
+    sure, edge = p[("seg_00000", "pronunciation")], p[("seg_00001", "pronunciation")]
+    assert "slurred" not in sure.value and "slurred" not in edge.value  # means 0.94 and 0.58, bar 0.55
+    assert sure.confidence == 0.6 and edge.confidence < 0.45
 
 
 def test_negative_words_over_a_usual_voice_are_a_topic(tmp_path):

@@ -19,8 +19,11 @@ from ..phrases import phrases
 from ..transcript import internal_gaps
 from .evidence import FieldView, from_p_male, speaker_gender
 from .prosody import (
+    AROUSAL_HIGH,
+    AROUSAL_LOW,
     AROUSAL_NEUTRAL,
     Outcome,
+    arousal_certainty,
     label_pitch,
     label_pronunciation,
     label_rhythm,
@@ -146,6 +149,19 @@ def _neighbour_support(v: FieldView) -> float | None:
     return best
 
 
+def emotion_of(a: float, valence: float) -> str:
+    """The emotion that arousal z and transcript valence name (without an emotion model)."""
+    if a >= AROUSAL_HIGH:
+        return "angry" if valence <= -0.3 else "excited" if valence >= 0.3 else "tense"
+    if a >= AROUSAL_NEUTRAL:
+        return "happy" if valence >= 0.3 else "tense" if valence <= -0.3 else "neutral"
+    if a <= AROUSAL_LOW:
+        return "sad" if valence <= -0.3 else "calm"
+    # Negative words name no one emotion (sad, angry, afraid): a lowered voice picks sad; over a
+    # usual voice they are the topic (AMI trn03's 'crashes', 'stupid Java thing' were "sad").
+    return "happy" if valence >= 0.5 else "sad" if valence <= -0.5 and a <= -AROUSAL_NEUTRAL else "neutral"
+
+
 def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     model = None if strict else _model_emotion(v)
     if model is not None:
@@ -162,20 +178,12 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         return Outcome(
             P.emotion("happy", 2 if a0 >= AROUSAL_NEUTRAL else 1), 0.45, "ok", f"laughter heard ({laugh:.2f})"
         )
-    if a0 >= 1.0:
-        lid = "angry" if v0 <= -0.3 else "excited" if v0 >= 0.3 else "tense"
-    elif a0 >= AROUSAL_NEUTRAL:
-        lid = "happy" if v0 >= 0.3 else "tense" if v0 <= -0.3 else "neutral"
-    elif a0 <= -0.8:
-        lid = "sad" if v0 <= -0.3 else "calm"
-    else:
-        # Negative words name no one emotion (sad, angry, afraid): a lowered voice picks sad; over a
-        # usual voice they are the topic (AMI trn03's 'crashes', 'stupid Java thing' were "sad").
-        lid = "happy" if v0 >= 0.5 else "sad" if v0 <= -0.5 and a0 <= -AROUSAL_NEUTRAL else "neutral"
-    conf = 0.55 if a is not None else 0.4
+    lid = emotion_of(a0, v0)
+    conf = round(0.55 * arousal_certainty(v, a0, lambda x: emotion_of(x, v0)), 2) if a is not None else 0.4
     # the words alone carry it (a calm voice does not make words happier): weak, low confidence
     if lid == "happy" and a0 < AROUSAL_NEUTRAL:
-        return Outcome(P.emotion(lid, 1), 0.35, "ok", f"transcript valence {v0:.2f} only")
+        conf = round(0.35 * arousal_certainty(v, a0, lambda x: emotion_of(x, v0)), 2) if a is not None else 0.35
+        return Outcome(P.emotion(lid, 1), conf, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
         support = _neighbour_support(v)

@@ -5,6 +5,8 @@ and says how sure it is; with no acoustic evidence it abstains with a cautious v
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...calibration import semitones
@@ -13,10 +15,13 @@ from ...priors.textunits import count_units
 from ...records import Segment
 from ...schema import Level, Value
 from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from .certainty import rate_spread, side_probability, stable_share
 from .evidence import FieldView, resolve_gender
 
 # |arousal z| under this: the voice is within the speaker's usual (label_emotion's neutral band).
 AROUSAL_NEUTRAL = 0.4
+AROUSAL_HIGH = 1.0  # at or above: a raised voice (tone firm or urgent; emotion tense, angry, excited)
+AROUSAL_LOW = -0.8  # at or below: a lowered voice (tone low; emotion calm or sad)
 
 
 @dataclass
@@ -40,19 +45,43 @@ def pitch_level(v: FieldView, gender: str | None = None) -> tuple[int | None, st
     return v.cal.pitch_class(hz, gender), f"F0 {hz:.0f} Hz vs {gender or 'unknown'} norm"
 
 
-def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
-    """(class, confidence, note) from rate evidence, else from the transcript and timestamps."""
+def _measured_rate(v: FieldView, seg: Segment) -> tuple[float | None, int, float, str]:
+    """(rate in units/s or None, transcript units, how far its source is trusted, note)."""
     rate = v.num("rate.units_per_s")
-    lang = seg.language or ""
-    units, _ = count_units(seg.text, lang)
+    units, _ = count_units(seg.text, seg.language or "")
     if units < v.cal.rate_min_units():
-        return None, 0.0, f"{units} units in the transcript: too few for a rate"
+        return None, units, 0.0, f"{units} units in the transcript: too few for a rate"
     if rate is not None and rate > 0:
-        return v.cal.rate_class(rate, lang), 0.8, f"rate {rate:.1f} units/s"
+        return rate, units, 0.8, f"rate {rate:.1f} units/s"
     rate = transcript_rate(seg)
     if rate is None:
-        return None, 0.0, "no rate evidence and no transcript"
-    return v.cal.rate_class(rate, lang), 0.5, f"transcript rate {rate:.1f} units/s"
+        return None, units, 0.0, "no rate evidence and no transcript"
+    return rate, units, 0.5, f"transcript rate {rate:.1f} units/s"
+
+
+def rate_level(v: FieldView, seg: Segment) -> tuple[int | None, float, str]:
+    """(class, confidence, note) from rate evidence, else from the transcript and timestamps."""
+    rate, _, conf, note = _measured_rate(v, seg)
+    if rate is None:
+        return None, 0.0, note
+    return v.cal.rate_class(rate, seg.language or ""), conf, note
+
+
+def rate_certainty(v: FieldView, seg: Segment) -> float:
+    """How sure the rate class is (``certainty.side_probability``): its rate's distance from the
+    nearest class edge against the noise of a rate over that many units."""
+    rate, units, _, _ = _measured_rate(v, seg)
+    if rate is None:
+        return 0.5
+    return side_probability(v.cal.rate_margin(rate, seg.language or ""), rate_spread(units))
+
+
+def arousal_certainty(v: FieldView, a: float, decide: Callable[[float], str]) -> float:
+    """How sure a class read off arousal ``a`` is: the share of the z's noise
+    (``Calibration.arousal_noise_z``) under which ``decide`` keeps its class, times what the
+    extractor trusts the z (0.5 for a z from few features or a speaker with few turns, up to 1)."""
+    trust = v.reliability("emotion.arousal") if v.num("emotion.arousal", cite=False) is not None else 0.0
+    return stable_share(decide, a, v.cal.arousal_noise_z) * (0.5 + 0.5 * trust)
 
 
 def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
@@ -92,6 +121,7 @@ def label_speed(v: FieldView, seg: Segment, P) -> Outcome:
     pr, longest = v.num("pause.ratio"), v.num("pause.longest_s")
     long_pauses = (pr or 0) >= 0.3 and (longest or 0) >= LONG_PAUSE_S
     tail = P.SPEED_PAUSE if long_pauses and level <= 0 else P.SPEED_TAIL[level]
+    conf = round(conf * rate_certainty(v, seg), 2)
     return Outcome(Level(level, P.SPEED_LEVEL[level] + tail), conf, "ok", note)
 
 
@@ -124,7 +154,7 @@ def label_rhythm(v: FieldView, seg: Segment, P) -> Outcome:
     fin = v.num("pitch.final_slope_semitones")
     if fin is not None and fin <= v.cal.final_fall_st:
         parts.append(P.PITCH_FINAL["fall"])
-    return Outcome(P.join(parts), conf, "ok", f"{note}; pauses {pause}")
+    return Outcome(P.join(parts), round(conf * rate_certainty(v, seg), 2), "ok", f"{note}; pauses {pause}")
 
 
 def arousal(v: FieldView, seg: Segment) -> float | None:
@@ -148,19 +178,28 @@ def label_tone(v: FieldView, seg: Segment, P) -> Outcome:
     if a is None and val is None:
         return Outcome(P.tone("calm", act), 0.3, "abstain", "no prosodic evidence; speech act from transcript")
     a = a or 0.0
-    if a >= 1.0:
-        quality = "urgent" if (r or 0) >= 1 else "firm"
-    elif a <= -0.8:
-        quality = "low"
-    elif val is not None and val >= 0.4:
-        quality = "bright"
-    elif val is not None and val <= -0.4 and a <= -AROUSAL_NEUTRAL:
-        quality = "heavy"  # a lowered voice; negative words over a usual one are a topic (AMI trn03)
-    elif lufs is not None and ref is not None and lufs <= ref - v.cal.soft_below_recording_db:
-        quality = "soft"
-    else:
-        quality = "calm"
-    return Outcome(P.tone(quality, act), 0.6, "ok", f"arousal {a:.2f}, act {act}")
+    soft = lufs is not None and ref is not None and lufs <= ref - v.cal.soft_below_recording_db
+    fast = (r or 0) >= 1
+
+    def quality_at(x: float) -> str:
+        return tone_quality(x, val, soft, fast)
+
+    quality = quality_at(a)
+    conf = round(0.6 * arousal_certainty(v, a, quality_at), 2)
+    return Outcome(P.tone(quality, act), conf, "ok", f"arousal {a:.2f}, act {act}")
+
+
+def tone_quality(a: float, valence: float | None, soft: bool, fast: bool) -> str:
+    """The tone's quality from arousal z, transcript valence, a level under the recording's, a fast rate."""
+    if a >= AROUSAL_HIGH:
+        return "urgent" if fast else "firm"
+    if a <= AROUSAL_LOW:
+        return "low"
+    if valence is not None and valence >= 0.4:
+        return "bright"
+    if valence is not None and valence <= -0.4 and a <= -AROUSAL_NEUTRAL:
+        return "heavy"  # a lowered voice; negative words over a usual one are a topic (AMI trn03)
+    return "soft" if soft else "calm"
 
 
 def label_texture(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
@@ -220,9 +259,11 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
     noisy = ((snr is not None and snr < 10) or (sig is not None and sig < 2.7)) and (
         mos is None or mos < v.cal.mos_clean
     )
+    # how sure the clear / slurred side is: the mean's distance from the bar against its standard error
+    sure = 1.0 if prob is None else side_probability(prob - v.cal.word_prob_unclear, _mean_error(seg))
     if prob is not None and prob < v.cal.word_prob_unclear:
         parts = [P.PRON["slurred"], P.PRON["noisy"] if noisy else P.PRON["mostly"]]
-        return Outcome(P.join(parts), 0.5, "ok", f"ASR word probability {prob:.2f}")
+        return Outcome(P.join(parts), round(0.5 * sure, 2), "ok", f"ASR word probability {prob:.2f}")
     if r is not None and r >= 1:
         lead = P.PRON["fast_ok"] + ("" if P.LANG == "zh" else " ") + P.PRON["complete"]
         parts = [P.PRON["clear"], lead]
@@ -232,7 +273,7 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
         parts = [P.PRON["clear"], P.PRON["complete"]]
     if noisy:
         parts.append(P.PRON["noisy"])
-    conf = 0.6 if prob is not None else 0.4
+    conf = round(0.6 * sure, 2) if prob is not None else 0.4
     prob = prob if prob is None else round(prob, 2)
     return Outcome(
         P.join(parts),
@@ -241,3 +282,12 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
         (f"{len(seg.words)} words, too few for the ASR's confidence" if few else f"ASR word probability {prob}")
         + f", rate class {r}",
     )
+
+
+def _mean_error(seg: Segment) -> float:
+    """The standard error of the segment's mean ASR word probability."""
+    probs = [float(w.probability) for w in seg.words if isinstance(w.probability, (int, float))]
+    if len(probs) < 2:
+        return 0.0
+    mean = sum(probs) / len(probs)
+    return math.sqrt(sum((x - mean) ** 2 for x in probs) / (len(probs) - 1) / len(probs))
