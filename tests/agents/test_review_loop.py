@@ -198,3 +198,29 @@ def test_a_majority_of_labels_does_not_outvote_the_speakers_pooled_evidence(tmp_
         assert "偏低" in records[0].pitch and "偏低" not in records[3].pitch
     else:  # pooled evidence that leans male lets the other turns' labels outvote the long turn
         assert genders[0] == genders[2] == genders[3] == "男声"
+
+
+def test_a_strong_own_gender_is_kept_by_the_same_share_in_review_and_finalize(tmp_path):
+    """Two short turns of a woman and a longer, strongly male one under the same speaker: the male
+    turn's weight is too large a share for the female value to overrule it (finalize keeps it), so
+    its pitch is judged against a man's norm. Counting only the other turns, the review saw an
+    unanimous female speaker and judged 150 Hz low for a woman (HELD_OUT_3's mf_reverb_h3)."""
+    from agents_helpers import ev, male, seg
+
+    segs = [
+        seg(0, 0.0, 1.0, "A", "好的。"),
+        seg(1, 1.2, 2.2, "A", "可以。"),
+        seg(2, 2.4, 4.6, "A", "我觉得这样做没有问题。"),
+    ]
+    evs = male("seg_00000", gender__p_male=0.03, gender__label="female", pitch__median_hz=235.0)
+    evs += male("seg_00001", gender__p_male=0.04, gender__label="female", pitch__median_hz=228.0)
+    evs += male("seg_00002", gender__p_male=0.97, gender__label="male", pitch__median_hz=150.0)
+    evs += ev("speaker:A", gender__p_male=0.3, gender__label="female")
+    store = make_store(tmp_path, segs, evs)
+    cfg, backend = config(), RulesBackend()
+    agents.plan(stage(store, cfg, lang="zh"))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    records = finalize(stage(store, cfg, backend))
+    assert [r.gender for r in records] == ["女声", "女声", "男声"]
+    assert store.predictions(REC)[("seg_00002", "pitch")].value.step > 0  # 150 Hz is high for a man, low for a woman
