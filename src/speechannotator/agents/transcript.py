@@ -6,6 +6,7 @@ not to prior evidence, so these stay available under --no-priors.
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..records import Segment
@@ -86,9 +87,22 @@ def transcript_rate(seg: Segment) -> float | None:
     return units / (0.85 * seg.duration)  # segment bounds carry some padding around the speech
 
 
+def _word_probabilities(seg: Segment) -> list[float]:
+    return [float(w.probability) for w in seg.words if isinstance(w.probability, (int, float))]
+
+
 def mean_word_probability(seg: Segment) -> float | None:
-    probs = [w.probability for w in seg.words if isinstance(w.probability, (int, float))]
+    probs = _word_probabilities(seg)
     return sum(probs) / len(probs) if probs else None
+
+
+def word_probability_error(seg: Segment) -> float:
+    """The standard error of ``mean_word_probability`` (0 under two words)."""
+    probs = _word_probabilities(seg)
+    if len(probs) < 2:
+        return 0.0
+    mean = sum(probs) / len(probs)
+    return math.sqrt(sum((x - mean) ** 2 for x in probs) / (len(probs) - 1) / len(probs))
 
 
 def speech_act(text: str) -> str:

@@ -5,7 +5,6 @@ and says how sure it is; with no acoustic evidence it abstains with a cautious v
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,7 +13,13 @@ from ...priors.acoustic import LONG_PAUSE_S
 from ...priors.textunits import count_units
 from ...records import Segment
 from ...schema import Level, Value
-from ..transcript import internal_gaps, mean_word_probability, speech_act, transcript_rate
+from ..transcript import (
+    internal_gaps,
+    mean_word_probability,
+    speech_act,
+    transcript_rate,
+    word_probability_error,
+)
 from .certainty import rate_spread, side_probability, stable_share
 from .evidence import FieldView, resolve_gender
 
@@ -260,7 +265,7 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
         mos is None or mos < v.cal.mos_clean
     )
     # how sure the clear / slurred side is: the mean's distance from the bar against its standard error
-    sure = 1.0 if prob is None else side_probability(prob - v.cal.word_prob_unclear, _mean_error(seg))
+    sure = 1.0 if prob is None else side_probability(prob - v.cal.word_prob_unclear, word_probability_error(seg))
     if prob is not None and prob < v.cal.word_prob_unclear:
         parts = [P.PRON["slurred"], P.PRON["noisy"] if noisy else P.PRON["mostly"]]
         return Outcome(P.join(parts), round(0.5 * sure, 2), "ok", f"ASR word probability {prob:.2f}")
@@ -282,12 +287,3 @@ def label_pronunciation(v: FieldView, seg: Segment, P) -> Outcome:
         (f"{len(seg.words)} words, too few for the ASR's confidence" if few else f"ASR word probability {prob}")
         + f", rate class {r}",
     )
-
-
-def _mean_error(seg: Segment) -> float:
-    """The standard error of the segment's mean ASR word probability."""
-    probs = [float(w.probability) for w in seg.words if isinstance(w.probability, (int, float))]
-    if len(probs) < 2:
-        return 0.0
-    mean = sum(probs) / len(probs)
-    return math.sqrt(sum((x - mean) ** 2 for x in probs) / (len(probs) - 1) / len(probs))
