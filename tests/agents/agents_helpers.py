@@ -120,6 +120,17 @@ def stage(store: StateStore, cfg: Config, backend=None, audio=None, *, lang: str
     return StageContext(store, REC, cfg, backend=backend, audio=audio)
 
 
+def annotate(store: StateStore, cfg: Config, backend, lang: str = "zh") -> list:
+    """Stages 8-11 on a hand-built recording: plan, label, review, finalize; the records."""
+    from speechannotator import agents
+    from speechannotator.output.finalize import finalize
+
+    agents.plan(stage(store, cfg, lang=lang))
+    agents.label(stage(store, cfg, backend))
+    agents.review(stage(store, cfg, backend))
+    return finalize(stage(store, cfg, backend))
+
+
 class ScriptedLLM:
     """Stands in for the LLM of a routed backend: answers every field it is asked with a fixed value
     per round, records the label tasks and the segments each compose was handed (routing and the

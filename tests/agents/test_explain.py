@@ -1,23 +1,17 @@
 import json
 
-from agents_helpers import REC, config, dialogue, make_store, stage
+from agents_helpers import REC, annotate, config, dialogue, make_store
 from click.testing import CliRunner
 from test_review_loop import CorruptingBackend
 
-from speechannotator import agents
 from speechannotator.cli import explain as main_cli_name
 from speechannotator.output.explain import explain, explain_command
-from speechannotator.output.finalize import finalize
 
 
 def _done(tmp_path):
     segs, evs = dialogue()
     store = make_store(tmp_path, segs, evs)
-    cfg, backend = config(), CorruptingBackend()
-    agents.plan(stage(store, cfg, lang="zh"))
-    agents.label(stage(store, cfg, backend))
-    agents.review(stage(store, cfg, backend))
-    recs = finalize(stage(store, cfg, backend))
+    recs = annotate(store, config(), CorruptingBackend())
     (tmp_path / f"{REC}.json").write_text(json.dumps([r.ordered() for r in recs], ensure_ascii=False), encoding="utf-8")
     return store
 

@@ -1,7 +1,7 @@
 """The bounded review loop on constructed conflicts."""
 
 import pytest
-from agents_helpers import REC, config, dialogue, make_store, stage
+from agents_helpers import REC, annotate, config, dialogue, make_store, stage
 
 from speechannotator import agents
 from speechannotator.agents.rules import RulesBackend
@@ -183,13 +183,7 @@ def _low_voiced_woman(pooled: float):
 @pytest.mark.parametrize("pooled", [0.26, 0.8])
 def test_a_majority_of_labels_does_not_outvote_the_speakers_pooled_evidence(tmp_path, pooled):
     segs, evs = _low_voiced_woman(pooled)
-    store = make_store(tmp_path, segs, evs)
-    cfg = config()
-    backend = RulesBackend()
-    agents.plan(stage(store, cfg, lang="zh"))
-    agents.label(stage(store, cfg, backend))
-    agents.review(stage(store, cfg, backend))
-    records = finalize(stage(store, cfg, backend))
+    records = annotate(make_store(tmp_path, segs, evs), config(), RulesBackend())
     genders = [r.gender for r in records]
     if pooled < 0.5:  # the long turn keeps its label and the weak male turn follows it; a strong one stays
         assert genders == ["女声", "女声", "女声", "男声"]
@@ -217,10 +211,6 @@ def test_a_strong_own_gender_is_kept_by_the_same_share_in_review_and_finalize(tm
     evs += male("seg_00002", gender__p_male=0.97, gender__label="male", pitch__median_hz=150.0)
     evs += ev("speaker:A", gender__p_male=0.3, gender__label="female")
     store = make_store(tmp_path, segs, evs)
-    cfg, backend = config(), RulesBackend()
-    agents.plan(stage(store, cfg, lang="zh"))
-    agents.label(stage(store, cfg, backend))
-    agents.review(stage(store, cfg, backend))
-    records = finalize(stage(store, cfg, backend))
+    records = annotate(store, config(), RulesBackend())
     assert [r.gender for r in records] == ["女声", "女声", "男声"]
     assert store.predictions(REC)[("seg_00002", "pitch")].value.step > 0  # 150 Hz is high for a man, low for a woman
