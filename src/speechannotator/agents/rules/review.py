@@ -304,7 +304,8 @@ class _Reviewer:
         """Related field: the F0 norm of pitch and texture, when the pitch contract admits speaker
         history and the speaker's other turns agree (70 % of at least 2): the gender finalize will
         show on this turn, i.e. the side of the speaker's pooled evidence (else that majority),
-        unless the turn keeps its own strongly heard gender (``keeps_own_label``)."""
+        unless the turn keeps its own strongly heard gender (``keeps_own_label``) and this review
+        accepts it."""
         v = self.view("pitch")
         if "speaker_history" not in v.scope:
             return None
@@ -314,7 +315,8 @@ class _Reviewer:
         pooled = v.num("speaker.gender.p_male", cite=False)
         speaker = Gender(maj) if pooled is None else Gender.of_p_male(pooled)
         own = self.task.predictions.get("gender")
-        if own is not None and isinstance(own.value, Gender) and own.value != speaker:
+        # a turn's own gender counts only if this review accepts it (a rejected one is relabeled)
+        if own is not None and isinstance(own.value, Gender) and own.value != speaker and self._gender(own).accepted:
             # the speaker's value's share of all its turns' votes, this one's included, as finalize counts
             votes = ((self.task.context.get("speaker_history") or {}).get("votes") or {}).get("gender") or {}
             others = {str(x["value"]): float(x["weight"]) for x in votes.get("values") or []}
