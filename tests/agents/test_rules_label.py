@@ -302,3 +302,19 @@ def test_speech_acts_read_whole_words_and_particles():
     for said in ("Tell me about Mr. John Dashwood.", "Just put it on the desk.", "Look at this.", "Go."):
         assert speech_act(said) == "command", said
     assert speech_act("那再写五个点嘛。") == "statement" and speech_act("你自己写吗。") == "question"
+
+
+def test_scene_and_event_nones_are_as_sure_as_their_evidence(tmp_path):
+    """ "No identifiable environment cue" and "no paralinguistic event" were 0.55 and 0.6 whatever
+    the evidence: now the scene reading's trust and the detectors' strongest score set them."""
+    segs = [seg(i, 3 * i, 3 * i + 2.5, "A", "We will leave the house at noon.", language="en") for i in range(2)]
+    evs = []
+    for key, trust, laugh in (("seg_00000", 1.0, 0.02), ("seg_00001", 0.3, 0.4)):
+        evs.append(Evidence(key, "scene.background", "none", extractor="test", reliability=trust))
+        evs.append(Evidence(key, "scene.reverb", 0.1, extractor="test", reliability=trust))
+        evs += ev(key, snr__db=35.0, events__laughter=laugh)
+    _, p = _label(tmp_path, segs, evs, lang="en")
+    env = [p[(f"seg_0000{i}", "environment")] for i in range(2)]
+    para = [p[(f"seg_0000{i}", "paralinguistic")] for i in range(2)]
+    assert env[0].value == env[1].value == "none" and env[0].confidence > env[1].confidence
+    assert para[0].value == para[1].value == "none" and para[0].confidence > para[1].confidence

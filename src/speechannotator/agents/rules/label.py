@@ -17,6 +17,7 @@ from ...schema import AgeGroup, Gender, Value, is_empty_marker, typed_value
 from ..backend import LabelTask
 from ..phrases import phrases
 from ..transcript import internal_gaps
+from .certainty import trusted
 from .evidence import FieldView, from_p_male, speaker_gender
 from .prosody import (
     AROUSAL_HIGH,
@@ -209,9 +210,11 @@ def label_paralinguistic(v: FieldView, seg: Segment, P, strict: bool) -> Outcome
     if (lp or 0) >= 1 or (longest or 0) >= LONG_PAUSE_S or gap >= LONG_PAUSE_S:
         items.append("pause")
     if not items:
+        # none heard: as sure as the detectors are that nothing was there (1 - their strongest score)
+        strongest = max((v.num(name, cite=False) or 0.0 for name, _, _ in events), default=0.0)
         return Outcome(
             P.NONE,
-            0.6 if seen else 0.4,
+            round(0.6 * (1.0 - min(1.0, strongest)), 2) if seen else 0.4,
             "ok" if seen else "abstain",
             "no event evidence" if not seen else "events below thresholds",
         )
@@ -299,18 +302,22 @@ def label_environment(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
         )
     if not f:
         return Outcome(P.NONE, 0.3, "abstain", "no scene evidence: nothing is claimed")
-    # The reverberation proxy counts only where its extractor trusts it.
-    if f.get("scene.reverb", 0) >= v.cal.reverb_high and v.reliability("scene.reverb") >= v.cal.reverb_min_reliability:
-        return Outcome(P.ENVIRONMENT["reverberant"], 0.55, "ok", "strong reverberation")
+    # Each claim is as sure as the extractor behind it trusts its value here (certainty.trusted);
+    # the reverberation proxy counts only where its extractor trusts it.
+    reverb_rel, scene_rel = v.reliability("scene.reverb"), v.reliability("scene.background")
+    if f.get("scene.reverb", 0) >= v.cal.reverb_high and reverb_rel >= v.cal.reverb_min_reliability:
+        return Outcome(P.ENVIRONMENT["reverberant"], round(trusted(0.55, reverb_rel), 2), "ok", "strong reverberation")
     kind = background_kind(f, v.cal)
     if kind in ("traffic", "crowd"):
         conf = round(0.4 + 0.4 * v.reliability("scene.sound_source"), 2)
         return Outcome(P.ENVIRONMENT["street" if kind == "traffic" else "crowd"], conf, "ok", f"YAMNet heard {kind}")
     if kind == "babble" and f.get("snr.db", 99) < v.cal.snr_noisy_db:
-        return Outcome(P.ENVIRONMENT["crowd"], 0.5, "ok", "babble noise")
+        return Outcome(P.ENVIRONMENT["crowd"], round(trusted(0.5, scene_rel), 2), "ok", "babble noise")
     if kind in ("stationary", "noise") and f.get("snr.db", 99) < 10:
-        return Outcome(P.ENVIRONMENT["noisy"], 0.45, "ok", "loud steady noise")
-    return Outcome(P.NONE, 0.55, "ok", "no identifiable environment cue")
+        return Outcome(P.ENVIRONMENT["noisy"], round(trusted(0.45, scene_rel), 2), "ok", "loud steady noise")
+    # no cue: neither a room nor a background source, as sure as the less trusted of the two readings
+    conf = round(trusted(0.55, min(scene_rel, reverb_rel) if "scene.reverb" in f else scene_rel), 2)
+    return Outcome(P.NONE, conf, "ok", "no identifiable environment cue")
 
 
 _WRAPPED = {

@@ -20,7 +20,7 @@ from ..transcript import (
     transcript_rate,
     word_probability_error,
 )
-from .certainty import rate_spread, side_probability, stable_share
+from .certainty import rate_spread, side_probability, stable_share, trusted
 from .evidence import FieldView, resolve_gender
 
 # |arousal z| under this: the voice is within the speaker's usual (label_emotion's neutral band).
@@ -86,7 +86,7 @@ def arousal_certainty(v: FieldView, a: float, decide: Callable[[float], str]) ->
     (``Calibration.arousal_noise_z``) under which ``decide`` keeps its class, times what the
     extractor trusts the z (0.5 for a z from few features or a speaker with few turns, up to 1)."""
     trust = v.reliability("emotion.arousal") if v.num("emotion.arousal", cite=False) is not None else 0.0
-    return stable_share(decide, a, v.cal.arousal_noise_z) * (0.5 + 0.5 * trust)
+    return trusted(stable_share(decide, a, v.cal.arousal_noise_z), trust)
 
 
 def label_pitch(v: FieldView, seg: Segment, P, gender: str | None = None) -> Outcome:
