@@ -102,12 +102,13 @@ def test_schema_doctests():
     assert doctest.testmod(schema).failed == 0
 
 
-def test_calibration_and_certainty_doctests():
+def test_calibration_certainty_and_item_run_doctests():
     import doctest
 
     from speechannotator import calibration
     from speechannotator.agents.rules import certainty
+    from speechannotator.engine import item_run
 
-    for module in (calibration, certainty):
+    for module in (calibration, certainty, item_run):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0

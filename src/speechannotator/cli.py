@@ -249,7 +249,7 @@ def annotate(
     if summary.speaker_error:
         warning(out_dir, f"corpus speaker ids not joined: {summary.speaker_error}")
     note = f"; {len(summary.partial)} with failed fields" if summary.partial else ""
-    note += f"; no speech found in {len(summary.no_speech)}" if summary.no_speech else ""
+    note += f"; nothing to annotate in {len(summary.no_speech)} (no speech or no words)" if summary.no_speech else ""
     echo(f"annotated {ok}/{total} recording(s) into {out_dir}{note} (summary: {out_dir / 'summary.json'})", err=True)
     sys.exit(1 if summary.failed or summary.partial else 0)
 

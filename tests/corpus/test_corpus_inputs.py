@@ -11,6 +11,7 @@ from corpus_helpers import tree_corpus, voices
 
 from speechannotator.audio import load_audio
 from speechannotator.corpus import CorpusItem, check_id, load_item_audio, read_corpus
+from speechannotator.evaluation.recordings import ami
 from synth import SR
 
 
@@ -231,4 +232,26 @@ def test_no_speech_truncated_and_corrupt_inputs_each_get_their_own_line(tmp_path
     assert summary["no_speech"] == ["silence"] and "silence" not in summary["done"]
     assert summary["done"] == ["talk"] and [w["id"] for w in summary["with_warnings"]] == ["talk"]
     assert [f["id"] for f in summary["failed"]] == ["bad"]
-    assert "annotated 1/3 recording(s)" in err and "no speech found in 1" in err
+    assert "annotated 1/3 recording(s)" in err and "nothing to annotate in 1 (no speech or no words)" in err
+
+
+@pytest.mark.skipif(not ami.available(), reason="AMI clips not fetched (scripts/fetch_real_voices.sh)")
+def test_speech_without_words_is_told_apart_from_silence(tmp_path):
+    """AMI trn01 (quiet, far talkers; its few turns under a second or overlapped): the diarizer keeps
+    half a second of speech and Whisper finds no words in it. The output is empty, as for silence,
+    but the warning says speech was there, so a user knows the file is worth a look."""
+    from click.testing import CliRunner
+
+    from speechannotator.cli import main
+
+    (m,) = [m for m in ami.meetings(("train",)) if m.name == "trn01"]
+    inp = tmp_path / "in"
+    inp.mkdir()
+    sf.write(inp / "trn01.wav", ami.load(m), 16000)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["annotate", str(inp), "-o", str(out), "--no-priors", "-q", "--no-print"])
+    err = res.output
+    said = r"warning: .*trn01\.wav: speech detected \([\d.]+ s decoded\) but no words transcribed"
+    assert re.search(said, err), err
+    assert json.loads((out / "summary.json").read_text())["no_speech"] == ["trn01"]
+    assert json.loads((out / "trn01.json").read_text()) == []

@@ -18,9 +18,22 @@ from ..pipeline import Annotator
 
 log = logging.getLogger("speechannotator.engine")
 
-# A recording that decodes but in which voice activity detection finds no speech: its output is an
-# empty list, and it is not counted as annotated.
+# A recording that decodes but holds nothing to annotate: its output is an empty list, and it is not
+# counted as annotated.
 NO_SPEECH = "no speech found (the output is an empty list)"
+
+
+def no_speech_cause(timeline_info: dict | None) -> str:
+    """Why a recording's output is empty: no speech at all, or speech the ASR found no words in
+    (AMI trn01: 0.5 s of quiet, far, overlapped talk), which a user may want to look at.
+
+    >>> no_speech_cause({"asr_decoded_s": 0.49})
+    'speech detected (0.5 s decoded) but no words transcribed (the output is an empty list)'
+    """
+    decoded = float((timeline_info or {}).get("asr_decoded_s") or 0.0)
+    if decoded > 0:
+        return f"speech detected ({decoded:.1f} s decoded) but no words transcribed (the output is an empty list)"
+    return NO_SPEECH
 
 
 def _peak_mb() -> float:
@@ -97,7 +110,7 @@ def annotate_item(annotator: Annotator, item: CorpusItem, on_stage: Callable[[st
     status = "failed" if not res.ok else "no_speech" if not res.records else "skipped" if res.skipped else "done"
     error = " ".join((res.error or "").split())  # one line
     if status == "no_speech":
-        error = NO_SPEECH
+        error = no_speech_cause(annotator.store.stage_info(item.id, "timeline"))
     timings = {k: round(v, 3) for k, v in res.timings.items()}
     timings["wall"] = round(time.perf_counter() - t0, 3)
     warn = res.failed_summary() if res.ok and res.failed_fields else ""
