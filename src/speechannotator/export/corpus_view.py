@@ -16,7 +16,7 @@ from .. import corrections
 from ..corpus.item import CorpusItem
 from ..corpus.manifest import read_manifest
 from ..corpus.voice_registry import read_speaker_map
-from ..output.confidence import shown_confidences
+from ..output.confidence import confidences_of
 from ..pipeline import STATE_FILE
 from ..schema import FIELDS
 from ..state import StateStore
@@ -164,10 +164,10 @@ def corpus_view(out_dir: str | Path, filters: ExportFilter | None = None) -> lis
             # The JSON's rows are the reviewed ones: a deleted, split or added segment shifts positions.
             keys = [k for k, _ in corrections.reviewed_items(store, rec["rec"])]
             table = {seg.key: seg.to_json() for seg in corrections.review_segments(store, rec["rec"])}
-            evidence = {
-                k: {n: e.value for n, e in by_name.items()} for k, by_name in store.evidence(rec["rec"]).items()
-            }
-            conf = shown_confidences(store, rec["rec"])
+            raw = store.evidence(rec["rec"])
+            evidence = {k: {n: e.value for n, e in by_name.items()} for k, by_name in raw.items()}
+            placed = corrections.placed_decisions(store, rec["rec"]).placed
+            conf = confidences_of(store.segments(rec["rec"]), store.predictions(rec["rec"]), raw, placed)
             segs = []
             for i, d in enumerate(data):
                 key = keys[i] if i < len(keys) else ""

@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from ..corrections import in_force, placed_decisions
+from ..records import Decision, Evidence, Prediction, Segment
 from ..schema import LABELED_FIELDS
 from .finalize import SPEAKER_FIELDS, pooled_gender, regularize
 
@@ -23,12 +24,24 @@ DECIDED = 1.0  # the confidence of a value a person set
 
 
 def shown_confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
-    """{segment key: {labeled field: the confidence of the value the output shows}}; a field
-    without one (a failed prediction, a speaker with no labelled turn) is left out."""
-    segments = store.segments(rec)
-    preds = store.predictions(rec)
+    """``confidences_of`` the recording as the state holds it."""
+    return confidences_of(
+        store.segments(rec), store.predictions(rec), store.evidence(rec), placed_decisions(store, rec).placed
+    )
+
+
+def confidences_of(
+    segments: list[Segment],
+    preds: dict[tuple[str, str], Prediction],
+    evidence: dict[str, dict[str, Evidence]],
+    decisions: list[Decision],
+) -> dict[str, dict[str, float]]:
+    """{segment key: {labeled field: the confidence of the value the output shows}} from the
+    machine's segments, the latest predictions, the evidence and the decisions placed on the
+    segments (for a caller that has them loaded already); a field without one (a failed
+    prediction, a speaker with no labelled turn) is left out."""
     speakers = list(dict.fromkeys(s.speaker for s in segments))
-    reg = regularize(segments, preds, pooled_gender(speakers, store.evidence(rec)))
+    reg = regularize(segments, preds, pooled_gender(speakers, evidence))
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for (key, field), p in preds.items():
         if field in LABELED_FIELDS and field not in SPEAKER_FIELDS and p.status != "failed":
@@ -36,7 +49,7 @@ def shown_confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]
     for (key, field), v in reg.items():
         if v.confidence is not None:
             out[key][field] = float(v.confidence)
-    for key, field in in_force(placed_decisions(store, rec).placed):
+    for key, field in in_force(decisions):
         if field in LABELED_FIELDS:
             out[key][field] = DECIDED
     return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}

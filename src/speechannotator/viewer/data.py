@@ -24,7 +24,7 @@ from ..corrections import (
     review_segments,
     reviewed_items,
 )
-from ..output.confidence import shown_confidences
+from ..output.confidence import confidences_of, shown_confidences
 from ..output.explain import RecordingTrails, evidence_source, field_trail
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE, shown
 from ..state import StateStore
@@ -127,7 +127,11 @@ def reviewed_keys(store: StateStore, rec: str) -> set[str]:
 
 def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
     """{segment key: {labeled field: the confidence of the value shown}} (``output.confidence``)."""
-    return {k: {f: round(c, 3) for f, c in by.items()} for k, by in shown_confidences(store, rec).items()}
+    return _rounded(shown_confidences(store, rec))
+
+
+def _rounded(conf: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    return {k: {f: round(c, 3) for f, c in by.items()} for k, by in conf.items()}
 
 
 CORPUS_PAGE = 100  # recordings per page of the corpus list
@@ -288,7 +292,9 @@ def segment(store: StateStore, rec: str, key: str) -> dict[str, Any]:
     index = next((i for i, s in enumerate(data.segments) if s.key == key), None)
     if index is None:
         raise NotFound(f"no segment {key!r} in {rec!r}")
-    shown_conf = confidences(store, rec).get(key, {})  # of the value shown, not of the last round
+    # of the value shown, not of the last round; from the trails' predictions, evidence and decisions
+    last_round = {kf: rounds[-1] for kf, rounds in data.predictions.items() if rounds}
+    shown_conf = _rounded(confidences_of(store.segments(rec), last_round, data.evidence, data.decisions)).get(key, {})
     trails = {}
     for field in FIELDS:
         t = field_trail(data, index, field)
