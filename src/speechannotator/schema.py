@@ -132,6 +132,16 @@ class Gender(StrEnum):
         """
         return cls.MALE if p >= 0.5 else cls.FEMALE
 
+    @classmethod
+    def with_probability(cls, p_male: float) -> tuple[Gender, float]:
+        """The gender a probability of male names, and the probability of that side.
+
+        >>> Gender.with_probability(0.2)
+        (<Gender.FEMALE: 'female'>, 0.8)
+        """
+        g = cls.of_p_male(p_male)
+        return g, (p_male if g is cls.MALE else 1.0 - p_male)
+
     def render(self, lang: str) -> str:
         return GENDER_VALUES["zh" if lang == "zh" else "en"][tuple(Gender).index(self)]
 

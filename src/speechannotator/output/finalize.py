@@ -132,9 +132,7 @@ def pooled_gender(speakers: list[str], evidence: dict) -> dict[tuple[str, str], 
     for spk in speakers:
         e = evidence.get(speaker_key(spk), {}).get("gender.p_male")
         if e is not None and isinstance(e.value, int | float):
-            p = float(e.value)
-            gender = Gender.of_p_male(p)
-            out[(spk, "gender")] = (gender, p if gender is Gender.MALE else 1.0 - p)
+            out[(spk, "gender")] = Gender.with_probability(float(e.value))
     return out
 
 

@@ -79,17 +79,11 @@ class FieldView:
         return self.context.get(key)
 
 
-def from_p_male(p: float) -> tuple[Gender, float]:
-    """The gender a probability of male names, and its probability."""
-    g = Gender.of_p_male(p)
-    return g, (p if g is Gender.MALE else 1.0 - p)
-
-
 def speaker_gender(view_num, view_text) -> tuple[Gender | None, float]:
     """(gender or None, probability of that gender) from gender evidence."""
     p = view_num("gender.p_male")
     if p is not None:
-        return from_p_male(min(1.0, max(0.0, p)))
+        return Gender.with_probability(min(1.0, max(0.0, p)))
     label = view_text("gender.label")
     return (Gender(label), 0.7) if label in tuple(Gender) else (None, 0.0)
 
@@ -99,7 +93,7 @@ def resolve_gender(v: FieldView) -> tuple[Gender | None, float, str]:
     aggregate (when the field's scope admits history), then weak local evidence."""
     g, p = speaker_gender(v.num, v.text)
     sp = v.num("speaker.gender.p_male", cite=False)
-    sg, sprob = (None, 0.0) if sp is None else from_p_male(sp)
+    sg, sprob = (None, 0.0) if sp is None else Gender.with_probability(sp)
     if g is not None and p >= 0.75:
         return g, p, "local"
     if sg is not None and sprob >= 0.7:

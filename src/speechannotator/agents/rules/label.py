@@ -18,7 +18,7 @@ from ..backend import LabelTask
 from ..phrases import phrases
 from ..transcript import internal_gaps
 from .certainty import trusted
-from .evidence import FieldView, from_p_male, speaker_gender
+from .evidence import FieldView, speaker_gender
 from .prosody import (
     AROUSAL_HIGH,
     AROUSAL_LOW,
@@ -56,7 +56,7 @@ def local_gender(v: FieldView) -> tuple[Gender | None, float]:
 def label_gender(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     g, p = local_gender(v)
     sp = v.num("speaker.gender.p_male", cite=False)  # cited below only when it decides
-    sg, sprob = (None, 0.0) if sp is None else from_p_male(sp)
+    sg, sprob = (None, 0.0) if sp is None else Gender.with_probability(sp)
     if sg is not None and sprob >= 0.7 and (strict or g is None or p < 0.75):
         v.num("speaker.gender.p_male")
         why = "speaker-consistent (strict)" if strict else "local evidence weak: speaker aggregate"
@@ -80,7 +80,7 @@ def label_age(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
     hz = v.num("speaker.pitch.median_hz") or v.num("pitch.median_hz") or v.num("pitch.mean_hz")
     g, _ = local_gender(v)
     if g is None and (sp := v.num("speaker.gender.p_male")) is not None:
-        g, _ = from_p_male(sp)
+        g, _ = Gender.with_probability(sp)
     hnr, jit, shim = v.num("voice.hnr_db"), v.num("voice.jitter"), v.num("voice.shimmer")
     if hz is None and g is None:
         return Outcome(P.NONE, 0.0, "abstain", "no age model and no pitch/gender evidence")
@@ -180,10 +180,11 @@ def label_emotion(v: FieldView, seg: Segment, P, strict: bool) -> Outcome:
             P.emotion("happy", 2 if a0 >= AROUSAL_NEUTRAL else 1), 0.45, "ok", f"laughter heard ({laugh:.2f})"
         )
     lid = emotion_of(a0, v0)
-    conf = round(0.55 * arousal_certainty(v, a0, lambda x: emotion_of(x, v0)), 2) if a is not None else 0.4
+    sure = arousal_certainty(v, a0, lambda x: emotion_of(x, v0)) if a is not None else None
+    conf = round(0.55 * sure, 2) if sure is not None else 0.4
     # the words alone carry it (a calm voice does not make words happier): weak, low confidence
     if lid == "happy" and a0 < AROUSAL_NEUTRAL:
-        conf = round(0.35 * arousal_certainty(v, a0, lambda x: emotion_of(x, v0)), 2) if a is not None else 0.35
+        conf = round(0.35 * sure, 2) if sure is not None else 0.35
         return Outcome(P.emotion(lid, 1), conf, "ok", f"transcript valence {v0:.2f} only")
     why = f"arousal {a0:.2f}, valence {v0:.2f}"
     if lid in ("neutral", "calm"):
