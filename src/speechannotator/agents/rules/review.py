@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cached_property
 
 from ...calibration import DEFAULT, Calibration
 from ...records import Prediction, Status, Verdict
@@ -100,12 +101,18 @@ def _claims(text: str, table) -> set[str]:
     return {kind for word, kind in table if word in low}
 
 
-def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, int]:
-    """(majority value, weighted share, other segments) over the speaker's other segments,
-    from the votes the review context carries (agents.context.ContextIndex)."""
+def _speaker_votes(task: ReviewTask, field: str) -> dict:
+    """The votes over the speaker's other segments that the review context carries
+    (``agents.context.ContextIndex.speaker_votes``); empty without them."""
     hist = task.context.get("speaker_history") or {}
     votes = (hist.get("votes") or {}).get(field) if isinstance(hist, dict) else None
-    if not isinstance(votes, dict) or not votes.get("values"):
+    return votes if isinstance(votes, dict) else {}
+
+
+def speaker_majority(task: ReviewTask, field: str) -> tuple[str | None, float, int]:
+    """(majority value, weighted share, other segments) over the speaker's other segments."""
+    votes = _speaker_votes(task, field)
+    if not votes.get("values"):
         return None, 0.0, 0
     best, total = votes["values"][0], float(votes.get("total_weight") or 0.0)
     if total <= 0:
@@ -246,7 +253,7 @@ class _Reviewer:
     def _pitch(self, p: Prediction) -> Verdict:
         v = self.view("pitch")
         said = p.value.step if isinstance(p.value, Level) else None
-        ref = self._norm_gender()
+        ref = self._norm_gender
         level, _ = pitch_level(v, ref)
         used, _, _ = resolve_gender(self.view("pitch"))
         if ref is not None and used != ref and level is not None and level != said:
@@ -294,12 +301,13 @@ class _Reviewer:
         lecturer, a man, was "full, rounded" where his local evidence leaned female)."""
         gender = self.task.predictions.get("gender")
         own = Gender(gender.value) if gender is not None and gender.value in tuple(Gender) else None
-        g = self._norm_gender() or own  # the norm the pitch is judged by, which finalize keeps
+        g = self._norm_gender or own  # the norm the pitch is judged by, which finalize keeps
         if g is not None and self.P.TEXTURE["deep" if g == Gender.FEMALE else "full"] in str(p.value):
             sug = label_texture(self.view("texture"), self.task.segment, self.P, g).value
             return self.reject("texture", self.M["texture_gender"].format(v=p.value, g=g.render(self.lang)), sug)
         return self._open_nonempty("texture", p)
 
+    @cached_property  # pitch and texture both read it; it runs the gender check once more
     def _norm_gender(self) -> Gender | None:
         """Related field: the F0 norm of pitch and texture, when the pitch contract admits speaker
         history and the speaker's other turns agree (70 % of at least 2): the gender finalize will
@@ -318,7 +326,7 @@ class _Reviewer:
         # a turn's own gender counts only if this review accepts it (a rejected one is relabeled)
         if own is not None and isinstance(own.value, Gender) and own.value != speaker and self._gender(own).accepted:
             # the speaker's value's share of all its turns' votes, this one's included, as finalize counts
-            votes = ((self.task.context.get("speaker_history") or {}).get("votes") or {}).get("gender") or {}
+            votes = _speaker_votes(self.task, "gender")
             others = {str(x["value"]): float(x["weight"]) for x in votes.get("values") or []}
             own_weight = vote_weight(self.task.segment.duration, own.confidence)
             total = float(votes.get("total_weight") or 0.0) + own_weight
