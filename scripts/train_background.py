@@ -1,5 +1,4 @@
-"""Train the background classifiers (src/speechannotator/priors/background_lr.json, and
-background_residual_lr.json which also reads the enhancement residual) on dev data only.
+"""Train the background classifier (src/speechannotator/priors/background_lr.json) on dev data only.
 
 Data: the development ("tune") half of speechannotator.evaluation.recordings.real_sounds, the same cases as its
 background benchmark (the tune voices' segments clean, mixed with the tune files of each class
@@ -16,7 +15,7 @@ Model: scikit-learn's multinomial logistic regression on standardized features
 (priors/background.py). ``--cv`` prints the accuracy of each (C, weight of clean speech) on
 the tune cases by file folds (each fold leaves out one file of each class, one voice's clean
 and noise cases and a fifth of the AMI clips) instead of writing the model; the values used
-(``C``, ``CLEAN_WEIGHT``, ``MORE_WEIGHT``, ``RESIDUAL_C``, ``RESIDUAL_MORE_WEIGHT``) were chosen by it: the best accuracy over all the tune
+(``C``, ``CLEAN_WEIGHT``, ``MORE_WEIGHT``) were chosen by it: the best accuracy over all the tune
 cases (the benchmark's and the more sources') among the fewest clean false alarms.
 Deterministic: a fixed seed for the mixes and lbfgs on the same rows give the same weights,
 rounded to 6 significant digits.
@@ -32,13 +31,9 @@ import sys
 
 import numpy as np
 
-from speechannotator.audio import Audio
-from speechannotator.config import PriorsSettings
 from speechannotator.evaluation.recordings import ami
 from speechannotator.evaluation.recordings import real_sounds as rs
 from speechannotator.priors import background, events
-from speechannotator.priors.extract import segment_residuals
-from speechannotator.priors.spans import PriorsWork, enhance_speech
 
 SEED = 24
 C = 3.0  # inverse L2 strength: the best file-fold accuracy on the tune cases among the fewest clean false alarms (--cv)
@@ -48,13 +43,6 @@ CLEAN_WEIGHT = 1.0  # weight of a clean-speech row (--cv: 5 gave no fewer clean 
 # against 670/731 without them (the benchmark's cases 170-174/181 against 168/181, but lincity-ng's
 # School1 chatter heard as a vehicle once the engines are in)
 MORE_WEIGHT = 0.0
-# The model that also reads the enhancement residual (priors/background.py): chosen by --cv the same
-# way (the best accuracy over all tune cases among the fewest clean false alarms): 176/181 benchmark
-# cases and 509/550 more-source cases (685/731), clean false alarms 4/87, noise 1/50
-RESIDUAL_C = 1.0
-RESIDUAL_MORE_WEIGHT = 0.3
-# class, fold key, kind, features (the music rule's call last), the residual's features
-Row = tuple[str, str, str, np.ndarray, np.ndarray]
 
 
 def _features(track: events.EventTrack, start: float, end: float) -> np.ndarray:
@@ -74,20 +62,12 @@ def _track(y: np.ndarray) -> events.EventTrack:
     return track
 
 
-def _residuals(y: np.ndarray, times: list[tuple[float, float]]) -> list[np.ndarray]:
-    """The residual features of each (start, end) of ``times``, the recording enhanced as stage 2
-    enhances it with those segments (priors.extract.segment_residuals)."""
-    audio = Audio(np.asarray(y, np.float32), rs.SR, "case", rs.SR, 1)
-    enhanced = enhance_speech(audio, sorted(times), PriorsSettings(), PriorsWork())
-    return [background.residual_features([r]) for r in segment_residuals(audio, enhanced, times)]
+def _whole(y: np.ndarray) -> np.ndarray:
+    """The features of a one-segment recording (as the benchmark reads it)."""
+    return _features(_track(y), 0.0, len(y) / rs.SR)
 
 
-def _whole(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The features of a one-segment recording (as the benchmark reads it), and its residual's."""
-    return _features(_track(y), 0.0, len(y) / rs.SR), _residuals(y, [(0.0, len(y) / rs.SR)])[0]
-
-
-def rows() -> list[Row]:
+def rows() -> list[tuple[str, str, str, np.ndarray]]:
     """(class, fold key, kind, features) of every training case: the benchmark's tune cases (the
     same mixes as ``real_sounds.scene_cases("tune", ...)``, with the file each one used), more
     clean speech of the tune voices and the AMI tuning clips' speaker turns."""
@@ -99,28 +79,27 @@ def rows() -> list[Row]:
     for v in rs.voices("tune"):
         for seg in rs.segments_of(v):
             x = rs.join(seg)
-            out.append(("none", v, "clean", *_whole(x)))
+            out.append(("none", v, "clean", _whole(x)))
             for c in rs.BG_CLASSES:
                 for i, level in enumerate(rs.LEVELS_DB):
                     j = (k + i) % len(sounds[c])
                     y = x + rs.at_level(x, rs.fit_length(sounds[c][j], len(x), rng), level)
-                    out.append((c, files[c][j].name, "mix", *_whole(y)))
+                    out.append((c, files[c][j].name, "mix", _whole(y)))
             for i, level in enumerate(rs.LEVELS_DB):
                 y = x + rs.at_level(x, rs.broadband_noise(rs.NOISE_KINDS[(k + i) % 3], len(x), rng), level)
-                out.append(("none", v, "noise", *_whole(y)))
+                out.append(("none", v, "noise", _whole(y)))
             k += 1
         for seg in rs.segments_of(v, n=8, seconds=4.0):
-            out.append(("none", v, "clean", *_whole(rs.join(seg))))
+            out.append(("none", v, "clean", _whole(rs.join(seg))))
     for m in ami.meetings(ami.TUNING):
-        y = ami.load(m)
-        track = _track(y)
-        turns = [(a, b) for a, b, _spk in m.rows if b - a >= 1.0 and np.any((track.centres >= a) & (track.centres < b))]
-        for (a, b), res in zip(turns, _residuals(y, turns)):
-            out.append(("none", f"ami:{m.name}", "clean", _features(track, a, b), res))
+        track = _track(ami.load(m))
+        for a, b, _spk in m.rows:
+            if b - a >= 1.0 and np.any((track.centres >= a) & (track.centres < b)):
+                out.append(("none", f"ami:{m.name}", "clean", _features(track, a, b)))
     return out
 
 
-def more_rows() -> list[Row]:
+def more_rows() -> list[tuple[str, str, str, np.ndarray]]:
     """The tune voices' segments under each file of ``real_sounds.MORE_FILES["tune"]`` at each level
     (kind "more")."""
     rng = np.random.default_rng(SEED + 1)
@@ -133,21 +112,18 @@ def more_rows() -> list[Row]:
                     x = rs.join(seg)
                     for level in rs.LEVELS_DB:
                         y = x + rs.at_level(x, rs.fit_length(bg, len(x), rng), level)
-                        out.append((c, path.name, "more", *_whole(y)))
+                        out.append((c, path.name, "more", _whole(y)))
     return out
 
 
-def _x(r: Row, residual: bool) -> np.ndarray:
-    """A row's classifier input: its features without the music flag, and the residual's if asked."""
-    return np.concatenate([r[3][:-1], r[4]]) if residual else r[3][:-1]
-
-
-def fit(data: list[Row], c: float, clean_weight: float, more_weight: float, balanced: bool, residual: bool):
+def fit(
+    data: list[tuple[str, str, str, np.ndarray]], c: float, clean_weight: float, more_weight: float, balanced: bool
+):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
     data = [r for r in data if r[2] != "more" or more_weight > 0]
-    x = np.array([_x(r, residual) for r in data])
+    x = np.array([r[3][:-1] for r in data])
     y = np.array([background.CLASSES.index(r[0]) for r in data])
     w = np.array([{"clean": clean_weight, "more": more_weight}.get(r[2], 1.0) for r in data])
     scaler = StandardScaler().fit(x)
@@ -159,73 +135,62 @@ def _fold(key: str, keys: list[str], f: int) -> bool:
     return keys.index(key) % 5 == f
 
 
-def cross_validate(data: list[Row]) -> None:
-    """File folds (the more sources' files among them), for both models (without and with the
-    residual's features): accuracy over the benchmark's tune cases (mixes and clean segments), over
-    the more sources' cases and over both; false alarms on clean speech and noise."""
+def cross_validate(data: list[tuple[str, str, str, np.ndarray]]) -> None:
+    """File folds (the more sources' files among them): accuracy over the benchmark's tune cases
+    (mixes and clean segments), over the more sources' cases and over both; false alarms on
+    clean speech and noise."""
     keys = {k: sorted({r[1] for r in data if r[0] == k}) for k in background.CLASSES}
     grid = [(c, cw, 0.0, False) for c in (0.1, 0.3, 1.0, 3.0) for cw in (1.0, 5.0)]
     grid += [(c, 1.0, mw, bal) for c in (0.1, 0.3, 1.0, 3.0) for mw in (0.1, 0.2, 0.5, 1.0) for bal in (False, True)]
-    grid += [(c, 1.0, 0.3, False) for c in (0.3, 1.0, 3.0)]
-    for residual in (False, True):
-        for c, cw, mw, bal in grid:
-            said = [""] * len(data)
-            for f in range(5):
-                held = [_fold(r[1], keys[r[0]], f) for r in data]
-                scaler, lr = fit([r for r, h in zip(data, held) if not h], c, cw, mw, bal, residual)
-                for i, r in enumerate(data):
-                    if held[i]:  # as events.background_class decides: music by its rule, else p >= 0.5
-                        x = scaler.transform(_x(r, residual)[None])
-                        p = dict(zip(background.CLASSES, lr.predict_proba(x)[0]))
-                        heard = [g for g in ("vehicle", "crowd") if p[g] >= 0.5]
-                        said[i] = "music" if r[3][-1] else heard[0] if heard else "none"
-            bench = [
-                s == r[0] for r, s in zip(data, said) if r[2] == "mix" or r[1] in rs.voices("tune") and r[2] == "clean"
-            ]
-            more = [s == r[0] for r, s in zip(data, said) if r[2] == "more"]
-            fa = [s != "none" for r, s in zip(data, said) if r[2] == "clean"]
-            nfa = [s != "none" for r, s in zip(data, said) if r[2] == "noise"]
-            print(
-                f"{'with' if residual else 'without'} the residual, C={c} clean weight {cw} more weight {mw}"
-                f"{' balanced' if bal else ''}: benchmark cases {sum(bench)}/{len(bench)}, more sources "
-                f"{sum(more)}/{len(more)}, both {sum(bench) + sum(more)}/{len(bench) + len(more)}; false alarms "
-                f"on clean speech {sum(fa)}/{len(fa)}, on noise {sum(nfa)}/{len(nfa)}",
-                flush=True,
-            )
-
-
-def _write(data: list[Row], residual: bool) -> None:
-    c, mw = (RESIDUAL_C, RESIDUAL_MORE_WEIGHT) if residual else (C, MORE_WEIGHT)
-    scaler, lr = fit(data, c, CLEAN_WEIGHT, mw, False, residual)
-    n = sum(r[2] != "more" or mw > 0 for r in data)
-
-    def r6(a: np.ndarray) -> list:
-        return [float(f"{v:.6g}") for v in np.asarray(a).ravel()] if np.ndim(a) == 1 else [r6(row) for row in a]
-
-    out = {
-        "classes": [background.CLASSES[i] for i in lr.classes_],
-        "trained_on": f"{n} tune-half cases (scripts/train_background.py), C={c}, clean weight {CLEAN_WEIGHT}"
-        + (f", more sources weight {mw}" if mw > 0 else ""),
-        "mean": r6(scaler.mean_),
-        "scale": r6(scaler.scale_),
-        "coef": r6(lr.coef_),
-        "intercept": r6(lr.intercept_),
-    }
-    path = background.RESIDUAL_MODEL_PATH if residual else background.MODEL_PATH
-    path.write_text(json.dumps(out, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {path} ({n} cases)", file=sys.stderr)
+    for c, cw, mw, bal in grid:
+        said = [""] * len(data)
+        for f in range(5):
+            held = [_fold(r[1], keys[r[0]], f) for r in data]
+            scaler, lr = fit([r for r, h in zip(data, held) if not h], c, cw, mw, bal)
+            for i, r in enumerate(data):
+                if held[i]:  # as events.background_class decides: music by its rule, else p >= 0.5
+                    p = dict(zip(background.CLASSES, lr.predict_proba(scaler.transform(r[3][None, :-1]))[0]))
+                    heard = [g for g in ("vehicle", "crowd") if p[g] >= 0.5]
+                    said[i] = "music" if r[3][-1] else heard[0] if heard else "none"
+        bench = [
+            s == r[0] for r, s in zip(data, said) if r[2] == "mix" or r[1] in rs.voices("tune") and r[2] == "clean"
+        ]
+        more = [s == r[0] for r, s in zip(data, said) if r[2] == "more"]
+        fa = [s != "none" for r, s in zip(data, said) if r[2] == "clean"]
+        nfa = [s != "none" for r, s in zip(data, said) if r[2] == "noise"]
+        print(
+            f"C={c} clean weight {cw} more weight {mw}{' balanced' if bal else ''}: benchmark cases "
+            f"{sum(bench)}/{len(bench)}, more sources {sum(more)}/{len(more)}, both "
+            f"{sum(bench) + sum(more)}/{len(bench) + len(more)}; false alarms on clean speech "
+            f"{sum(fa)}/{len(fa)}, on noise {sum(nfa)}/{len(nfa)}",
+            flush=True,
+        )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cv", action="store_true", help="print file-fold accuracy per setting; write nothing")
     args = ap.parse_args()
-    data = rows() + more_rows()
+    data = rows() + (more_rows() if args.cv or MORE_WEIGHT > 0 else [])
     if args.cv:
         cross_validate(data)
         return 0
-    _write(data, residual=False)
-    _write(data, residual=True)
+    scaler, lr = fit(data, C, CLEAN_WEIGHT, MORE_WEIGHT, False)
+    data = [r for r in data if r[2] != "more" or MORE_WEIGHT > 0]
+
+    def r6(a: np.ndarray) -> list:
+        return [float(f"{v:.6g}") for v in np.asarray(a).ravel()] if np.ndim(a) == 1 else [r6(row) for row in a]
+
+    out = {
+        "classes": [background.CLASSES[i] for i in lr.classes_],
+        "trained_on": f"{len(data)} tune-half cases (scripts/train_background.py), C={C}, clean weight {CLEAN_WEIGHT}",
+        "mean": r6(scaler.mean_),
+        "scale": r6(scaler.scale_),
+        "coef": r6(lr.coef_),
+        "intercept": r6(lr.intercept_),
+    }
+    background.MODEL_PATH.write_text(json.dumps(out, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {background.MODEL_PATH} ({len(data)} cases)", file=sys.stderr)
     return 0
 
 

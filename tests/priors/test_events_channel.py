@@ -177,19 +177,6 @@ def test_traffic_and_cheering_under_the_voice_are_named(voice):
 
 
 @needs_voices
-@needs_sounds
-def test_the_classifier_that_hears_the_enhancement_residual_names_them_too(voice):
-    """The extraction's own path (stage 2 enhances, YAMNet hears what it removed): clean speech
-    leaves no residual to hear, traffic and cheering under the voice are named."""
-    from speechannotator.priors.extract import one_segment_events
-
-    x = rs.join(voice[:4])
-    assert events.background_class(one_segment_events(x)) == "none"
-    assert events.background_class(one_segment_events(_under(x, TRAFFIC, -5))) == "vehicle"
-    assert events.background_class(one_segment_events(_under(x, CHEERING, 0))) == "crowd"
-
-
-@needs_voices
 def test_broadband_noise_is_not_named_music_or_a_vehicle(voice):
     """YAMNet reads white noise under a voice as a little musical and pink noise as a little like
     a vehicle; the margin over its noise classes keeps either from being named."""
@@ -272,15 +259,6 @@ def test_background_classifier_matches_its_features():
     assert f.shape == m["mean"].shape == m["scale"].shape and m["coef"].shape == (len(background.CLASSES), len(f))
     p = background.probabilities(f)
     assert set(p) == set(background.CLASSES) and abs(sum(p.values()) - 1.0) < 1e-9
-    # the second model reads the residual's features after them
-    unchanged = events.residual_of(x, x)
-    assert unchanged is not None and unchanged.residual_energy == 0.0
-    r = background.residual_features([unchanged])
-    assert r[-1] < -80  # nothing removed: the residual's level is far under the original's
-    m2 = background.model(background.RESIDUAL_MODEL_PATH)
-    assert m2["mean"].shape == (len(f) + len(r),) and m2["coef"].shape == (len(background.CLASSES), len(f) + len(r))
-    p2 = background.probabilities(f, r)
-    assert set(p2) == set(background.CLASSES) and abs(sum(p2.values()) - 1.0) < 1e-9
 
 
 def _sources(x: np.ndarray, bounds: list[tuple[float, float]]) -> list[str | None]:

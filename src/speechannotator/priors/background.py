@@ -19,21 +19,11 @@ half by file folds the features above score 93.9 % against its 90.1 %, with as f
 on clean speech and none on generated noise (scripts/train_background.py --cv). Dropping the
 profile matters too: the pause features added to it (547 + 13 features, 287 rows) scored 89.5 to
 90.6 % (C 0.3 to 3).
-
-Where the enhancer ran, the classifier also hears what it removed: YAMNet over the residual
-(original minus DeepFilterNet's speech), with the speech masking the background no more
-(``residual_features``: per group its median and highest patch over the segment's residual, and the
-residual's power against the original's). A second regression (``background_residual_lr.json``)
-reads those 11 more features; a run without enhancement reads the first, whose features it has.
-On the dev half by file folds, with the more sources' dev files: 176/181 benchmark cases and
-509/550 more-source cases against 168/181 and 502/550, clean false alarms 4/87 against 5/87
-(scripts/train_background.py --cv).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,35 +35,7 @@ QUIET_SHARE = 1 / 3  # the share of a segment's patches with the weakest speech 
 QUIET_FRAMES = 0.3  # the share of a segment's log-mel frames (the quietest) read as its background
 MEL_BANDS = 8  # the background's spectrum in the pauses: YAMNet's 64 mel bands averaged in 8 groups
 BLOCK_FRAMES = 48  # 0.48 s blocks (YAMNet's patch hop) for the floor's steadiness
-RESIDUAL_GROUPS = ("speech", "music", "vehicle", "crowd", "noise")
 MODEL_PATH = Path(__file__).with_name("background_lr.json")
-RESIDUAL_MODEL_PATH = Path(__file__).with_name("background_residual_lr.json")
-EPS_POWER = 1e-12  # keeps the residual's level finite where the enhancer removed nothing
-
-
-@dataclass(frozen=True)
-class Residual:
-    """What the enhancer removed from one segment: YAMNet's group logits per patch of the residual
-    (original minus enhanced) and the residual's and the original's summed power."""
-
-    groups: dict[str, np.ndarray]
-    residual_energy: float
-    original_energy: float
-
-
-def residual_features(parts: list[Residual]) -> np.ndarray:
-    """(11,) per RESIDUAL_GROUPS the median and highest patch over a segment's residual patches,
-    and the residual's level under the original's (dB). Of several segments (a recording's speech
-    as a whole) the median segment's values: a car passing under one segment of many is not what
-    the recording sounds like."""
-    rows = []
-    for p in parts:
-        f = []
-        for g in RESIDUAL_GROUPS:
-            f += [float(np.median(p.groups[g])), float(np.max(p.groups[g]))]
-        f.append(10 * np.log10((p.residual_energy + EPS_POWER) / (p.original_energy + EPS_POWER)))
-        rows.append(f)
-    return np.median(np.array(rows, np.float64), axis=0)
 
 
 @lru_cache(maxsize=1)
@@ -145,21 +107,18 @@ def features(groups: dict[str, np.ndarray], frames: np.ndarray) -> np.ndarray:
     return np.array(f + pause_features(frames), np.float64)
 
 
-@lru_cache(maxsize=2)
-def model(path: Path = MODEL_PATH) -> dict[str, np.ndarray]:
-    """Shipped weights: feature mean and scale, coefficients (classes, features), intercepts."""
-    raw = json.loads(path.read_text(encoding="utf-8"))
+@lru_cache(maxsize=1)
+def model() -> dict[str, np.ndarray]:
+    """The shipped weights: feature mean and scale, coefficients (classes, features), intercepts."""
+    raw = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
     if tuple(raw["classes"]) != CLASSES:
-        raise ValueError(f"{path}: classes {raw['classes']} are not {CLASSES}")
+        raise ValueError(f"{MODEL_PATH}: classes {raw['classes']} are not {CLASSES}")
     return {k: np.asarray(raw[k], np.float64) for k in ("mean", "scale", "coef", "intercept")}
 
 
-def probabilities(x: np.ndarray, residual: np.ndarray | None = None) -> dict[str, float]:
-    """Class probabilities (softmax of the regression) of one feature vector; with the residual's
-    features (``residual_features``) by the regression trained with them."""
-    if residual is not None:
-        x = np.concatenate([x, residual])
-    m = model(MODEL_PATH if residual is None else RESIDUAL_MODEL_PATH)
+def probabilities(x: np.ndarray) -> dict[str, float]:
+    """Class probabilities (softmax of the regression) of one feature vector."""
+    m = model()
     z = m["coef"] @ ((x - m["mean"]) / m["scale"]) + m["intercept"]
     p = np.exp(z - z.max())
     p /= p.sum()

@@ -180,23 +180,6 @@ def event_track(samples: np.ndarray) -> EventTrack | None:
     return EventTrack(starts, group_logits(logits, model.names), background.frame_summary(mel))
 
 
-def residual_of(original: np.ndarray, enhanced: np.ndarray) -> background.Residual | None:
-    """YAMNet over one segment's enhancement residual (``original - enhanced``, same length);
-    None when the model is unavailable."""
-    model = yamnet.load()
-    if model is None:
-        return None
-    x = np.asarray(original, np.float64)
-    r = (x - np.asarray(enhanced, np.float64)).astype(np.float32)
-    logits = model.logits_of_patches(yamnet.patches(yamnet.log_mel(r)))
-    groups = group_logits(logits, model.names)
-    return background.Residual(
-        {g: groups[g] for g in background.RESIDUAL_GROUPS},
-        float(np.sum(np.square(r, dtype=np.float64))),
-        float(np.sum(np.square(x))),
-    )
-
-
 def group_scores(groups: dict[str, np.ndarray], name: str, idx: np.ndarray) -> tuple[float, float]:
     """(median group logit, median of the group minus the broadband-noise group) over patches."""
     g = groups[name][idx]
@@ -238,17 +221,11 @@ def laughter_times(track: EventTrack, idx: np.ndarray) -> list[list[float]]:
 
 
 def segment_events(
-    track: EventTrack | None,
-    start: float,
-    end: float,
-    spans: list[tuple[float, float]] | None = None,
-    residual: list[background.Residual] | None = None,
+    track: EventTrack | None, start: float, end: float, spans: list[tuple[float, float]] | None = None
 ) -> dict[str, float | list]:
     """Calibrated event evidence of one segment (empty without the model). ``spans``: where in
     [start, end) the speech is (a whole recording's segments); the background classifier reads
-    the log-mel frames of those only, not the gaps between them (default: all of [start, end)).
-    ``residual``: what the enhancer removed from those spans (``residual_of``), None where it did
-    not run."""
+    the log-mel frames of those only, not the gaps between them (default: all of [start, end))."""
     if track is None or not len(track.starts):
         return {}
     idx = track.index(start, end)
@@ -258,7 +235,7 @@ def segment_events(
     out: dict[str, float | list] = {
         "events.music": _prob2(group_scores(g, "music", idx), MUSIC_LOGIT_MIN, MUSIC_OVER_NOISE_MIN),
         "events.music_over_speech": over,
-        **background_probs(track, idx, spans or [(start, end)], residual),
+        **background_probs(track, idx, spans or [(start, end)]),
         "events.laughter": _prob(laugh, 0.0),
         "events.patches": int(len(idx)),
     }
@@ -268,19 +245,13 @@ def segment_events(
     return out
 
 
-def background_probs(
-    track: EventTrack,
-    idx: np.ndarray,
-    spans: list[tuple[float, float]],
-    residual: list[background.Residual] | None = None,
-) -> dict[str, float]:
+def background_probs(track: EventTrack, idx: np.ndarray, spans: list[tuple[float, float]]) -> dict[str, float]:
     """``events.vehicle`` and ``events.crowd``: the background classifier's probabilities."""
     if track.frames is None:
         return {}
     groups = {g: v[idx] for g, v in track.groups.items()}
     p = background.probabilities(
-        background.features(groups, np.concatenate([track.frame_rows(a, b) for a, b in spans])),
-        background.residual_features(residual) if residual else None,
+        background.features(groups, np.concatenate([track.frame_rows(a, b) for a, b in spans]))
     )
     return {"events.vehicle": p["vehicle"], "events.crowd": p["crowd"]}
 

@@ -21,7 +21,7 @@ from speechannotator.audio import Audio
 from speechannotator.calibration import DEFAULT, Calibration
 from speechannotator.config import PriorsSettings
 from speechannotator.enhance import Patched, speech_spans
-from speechannotator.priors import background, channel, emotion, events, quality, scene
+from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import missing_fundamental, segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote, label_of
@@ -302,31 +302,25 @@ def _extra_segment_evidence(
     track = events.event_track(audio.samples) if s.sound_events else None
     work.events_s = audio.duration if track is not None else 0.0
     snr = {e.key: e.value for e in seg_evs if e.name == "snr.db"}
-    times = [(g.start, g.end) for g in segments]
-    residual = segment_residuals(audio, enhanced, times) if track is not None and s.enhance else None
     # A noise source is named only where the recording's speech as a whole confirms it: one steady
     # noise bed that the classifier hears as traffic in one segment and as a crowd in the next
     # (generated brown noise under espeak voices) is noise, not a source.
     whole = (
         events.segment_events(
-            track,
-            min(g.start for g in segments),
-            max(g.end for g in segments),
-            [(g.start, g.end) for g in segments],
-            residual,
+            track, min(g.start for g in segments), max(g.end for g in segments), [(g.start, g.end) for g in segments]
         )
         if segments
         else {}
     )
     confirmed = scene.sound_source(whole)
     out: list[Evidence | None] = []
-    for i, seg in enumerate(segments):
+    for seg in segments:
         orig = audio.span(seg.start, seg.end)
         a = int(round(seg.start * audio.sample_rate))
         enh = enhanced[a : a + len(orig)]
         ev: dict[str, Any] = {}
         ev.update(scene.aed_evidence(fp, seg.start, seg.end))
-        ev.update(events.segment_events(track, seg.start, seg.end, residual=residual[i : i + 1] if residual else None))
+        ev.update(events.segment_events(track, seg.start, seg.end))
         ev.update(channel.channel_evidence(orig))
         ev.update(scene.noise_evidence(orig, enh, snr.get(seg.key)))
         rv = scene.reverb_proxy(orig)
@@ -370,32 +364,6 @@ def _extra_segment_evidence(
     gaps = events.gap_events(track, [(x.start, x.end) for x in segments], audio.duration)
     out.extend(_ev("recording", k, v, min(1.0, float(gaps.get("events.gap_s", 0.0)) / 5.0)) for k, v in gaps.items())
     return [e for e in out if e is not None]
-
-
-def segment_residuals(
-    audio: Audio, enhanced: np.ndarray | Patched, times: list[tuple[float, float]]
-) -> list[background.Residual]:
-    """What the enhancer removed from each (start, end) of ``times``, as YAMNet hears it
-    (``events.residual_of``); YAMNet must be available."""
-    out = []
-    for start, end in times:
-        a, b = audio.sample_range(start, end)
-        r = events.residual_of(audio.samples[a:b], enhanced[a:b])
-        if r is None:
-            raise RuntimeError("YAMNet is not available")
-        out.append(r)
-    return out
-
-
-def one_segment_events(samples: np.ndarray, sample_rate: int = 16000) -> dict[str, float | list]:
-    """The event evidence of a recording that is one segment, as ``extract_priors`` computes it
-    (enhanced as stage 2 would, the residual read): what the background benchmarks score."""
-    audio = Audio(np.asarray(samples, np.float32), sample_rate, "segment", sample_rate, 1)
-    times = [(0.0, audio.duration)]
-    track = events.event_track(audio.samples)
-    enhanced = enhance_speech(audio, times, PriorsSettings(), PriorsWork())
-    residual = segment_residuals(audio, enhanced, times) if track is not None else None
-    return events.segment_events(track, 0.0, audio.duration, residual=residual)
 
 
 def _mos_evidence(audio: Audio, segments: list[Segment], s: PriorsSettings) -> list[Evidence]:
