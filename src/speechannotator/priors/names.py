@@ -95,6 +95,9 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "channel.origin": ("", "'telephone' (8 kHz origin), 'narrowband' or 'wideband' (16 kHz or more)"),
     "channel.clipped_share": ("ratio", "share of samples at full scale"),
     "channel.peak_dbfs": ("dBFS", "peak sample level"),
+    # the timeline's own evidence (priors/voice_fit.py), per segment with a diarizer voice
+    "timeline.voice_similarity": ("cos", "cosine of the segment's voice to its speaker's other segments' mean voice"),
+    "timeline.voice_margin": ("cos", "voice similarity minus the highest cosine to another speaker's mean voice"),
     "population.speakers": ("count", "number of speakers in the recording"),
     "population.speech_s": ("s", "total segment duration"),
     "population.pitch_p10": ("Hz", "10th percentile of segment median F0"),
