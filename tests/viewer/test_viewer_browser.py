@@ -8,9 +8,10 @@ import shutil
 import urllib.parse
 
 from click.testing import CliRunner
-from viewer_helpers import XSS_INDEX, ViewServer, annotate_example
+from viewer_helpers import EXAMPLE, XSS_INDEX, ViewServer, annotate_example
 
 from speechannotator.output.explain import explain_command
+from speechannotator.priors.names import VOICE_SIMILARITY
 from speechannotator.state import StateStore
 
 
@@ -223,6 +224,57 @@ def test_a_stale_save_is_refused_and_typed_values_are_kept(annotated, view_serve
     assert asked == ["beforeunload"]
     assert _records(out)[4]["tone"] != "an unsaved tone"
     first.context.close()
+
+
+def test_the_list_can_put_the_turns_least_like_their_speaker_first(pristine, page, tmp_path):
+    """A turn the diarizer gave the wrong speaker (its voice least like its speaker's other segments,
+    priors/voice_fit.py) is found first. The example's turns are embedded by the shipped CAM++ and
+    one turn is handed to the other speaker before the fit is measured; the page orders by it."""
+    from dataclasses import replace
+
+    from speechannotator.audio import load_audio
+    from speechannotator.frontend.campplus import CamPlusEncoder
+    from speechannotator.priors.names import VOICE_MARGIN
+    from speechannotator.priors.voice_fit import voice_fit
+    from speechannotator.records import Evidence
+
+    out = tmp_path / "out"
+    shutil.copytree(pristine, out)
+    audio = load_audio(EXAMPLE)
+    with StateStore(out / "state.sqlite") as store:
+        segs = store.segments("dialogue")
+        vecs = CamPlusEncoder.load().embed(audio.samples, [(s.start, s.end) for s in segs])
+        speakers = sorted({s.speaker for s in segs})
+        moved = segs[2].key  # given to the other voice
+        segs = [
+            replace(
+                s,
+                voice=[float(v) for v in vec],
+                speaker=speakers[1 - speakers.index(s.speaker)] if s.key == moved else s.speaker,
+            )
+            for s, vec in zip(segs, vecs)
+        ]
+        fit = voice_fit(segs)
+        rows = [
+            Evidence(k, name, round(value, 4), "cos", "priors.voice_fit", reliability=1.0)
+            for k, pair in fit.items()
+            for name, value in zip((VOICE_SIMILARITY, VOICE_MARGIN), pair)
+            if value is not None
+        ]
+        with store.transaction() as c:
+            store.write_evidence(c, "dialogue", rows)
+    assert fit[moved][1] is not None and fit[moved][1] < 0  # it sounds like the speaker it came from
+    server = ViewServer(out)
+    try:
+        _open_recording(page, server, seg=0)
+        index = dict(page.eval_on_selector_all(".seg", "els => els.map(e => [e.dataset.key, Number(e.dataset.index)])"))
+        page.select_option("#sort", "voice")
+        shown = page.eval_on_selector_all(".seg", "els => els.map(e => e.dataset.key)")
+        assert shown[0] == moved
+        sims = {e.key: round(e.value, 3) for e in rows if e.name == VOICE_SIMILARITY}
+        assert shown == sorted(index, key=lambda k: (sims.get(k, float("inf")), index[k]))
+    finally:
+        server.stop()
 
 
 def test_reviewed_marks_progress_doubtful_order_loop_and_speed(annotated, view_server, page):

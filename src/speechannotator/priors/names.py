@@ -8,6 +8,11 @@ duration), and population statistics under the key ``recording``.
 
 from __future__ import annotations
 
+# The timeline's fit of each segment to its speaker's voice (priors/voice_fit.py): exports and the
+# review page read them by these names.
+VOICE_SIMILARITY = "timeline.voice_similarity"
+VOICE_MARGIN = "timeline.voice_margin"
+
 # name: (unit, description)
 EVIDENCE: dict[str, tuple[str, str]] = {
     # acoustic statistics on the enhanced segment (DataSpeech-style)
@@ -96,8 +101,8 @@ EVIDENCE: dict[str, tuple[str, str]] = {
     "channel.clipped_share": ("ratio", "share of samples at full scale"),
     "channel.peak_dbfs": ("dBFS", "peak sample level"),
     # the timeline's own evidence (priors/voice_fit.py), per segment with a diarizer voice
-    "timeline.voice_similarity": ("cos", "cosine of the segment's voice to its speaker's other segments' mean voice"),
-    "timeline.voice_margin": ("cos", "voice similarity minus the highest cosine to another speaker's mean voice"),
+    VOICE_SIMILARITY: ("cos", "cosine of the segment's voice to its speaker's other segments' mean voice"),
+    VOICE_MARGIN: ("cos", "voice similarity minus the highest cosine to another speaker's mean voice"),
     "population.speakers": ("count", "number of speakers in the recording"),
     "population.speech_s": ("s", "total segment duration"),
     "population.pitch_p10": ("Hz", "10th percentile of segment median F0"),

@@ -26,6 +26,7 @@ from ..corrections import (
 )
 from ..output.confidence import confidences_of, shown_confidences
 from ..output.explain import RecordingTrails, evidence_source, field_trail
+from ..priors.names import VOICE_SIMILARITY
 from ..schema import AGE_VALUES, COMPOSED_FIELDS, FIELDS, GENDER_VALUES, NONE_VALUE, shown
 from ..state import StateStore
 
@@ -130,6 +131,16 @@ def confidences(store: StateStore, rec: str) -> dict[str, dict[str, float]]:
     return _rounded(shown_confidences(store, rec))
 
 
+def voice_similarities(store: StateStore, rec: str) -> dict[str, float]:
+    """{segment key: how like its speaker's other segments its voice is} (priors/voice_fit.py),
+    for the segments the diarizer embedded."""
+    return {
+        key: round(float(by[VOICE_SIMILARITY].value), 3)
+        for key, by in store.evidence(rec).items()
+        if VOICE_SIMILARITY in by and isinstance(by[VOICE_SIMILARITY].value, int | float)
+    }
+
+
 def _rounded(conf: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     return {k: {f: round(c, 3) for f, c in by.items()} for k, by in conf.items()}
 
@@ -226,6 +237,7 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
     force = in_force(placement.placed)
     flags = field_flags(store, rec)
     checked, conf = reviewed_keys(store, rec), confidences(store, rec)
+    fit = voice_similarities(store, rec)
     segments: list[dict[str, Any]] = []
     speakers: dict[str, dict[str, Any]] = {}
     for i, (key, out) in enumerate(reviewed_items(store, rec)):
@@ -242,6 +254,7 @@ def recording(store: StateStore, rec: str) -> dict[str, Any]:
                 "flags": {f: sorted(flags.get((key, f), ())) for f in EDITABLE_FIELDS if flags.get((key, f))},
                 "reviewed": key in checked,
                 "confidence": conf.get(key, {}),
+                "voice_similarity": fit.get(key),
             }
         )
     return {

@@ -897,6 +897,7 @@ async function showRecording(recId, q, seq = routeSeq) {
     { id: 'sort' },
     el('option', { value: '', text: 'time order' }),
     el('option', { value: 'any', text: 'least confident field first' }),
+    el('option', { value: 'voice', text: 'least like its speaker\'s voice first' }),
     rec.fields
       .filter((f) => !rec.composed.includes(f))
       .map((f) => el('option', { value: f, text: 'least confident ' + f + ' first' })),
@@ -1040,8 +1041,10 @@ async function showRecording(recId, q, seq = routeSeq) {
   drawTimeline();
 }
 
-// How doubtful a segment is: the latest confidence of the sorted field, or its least confident field.
+// How doubtful a segment is: the latest confidence of the sorted field, or its least confident field;
+// for "voice", how little its voice sounds like its speaker's other segments (priors/voice_fit.py).
 function doubt(s) {
+  if (view.sort === 'voice') return typeof s.voice_similarity === 'number' ? s.voice_similarity : Infinity;
   const c = s.confidence || {};
   const values = view.sort && view.sort !== 'any' ? [c[view.sort]] : Object.values(c);
   const known = values.filter((v) => typeof v === 'number');
