@@ -19,7 +19,7 @@ one voice, where there is no other voice to be closer to.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 
 import numpy as np
 
@@ -29,25 +29,21 @@ from speechannotator.records import Segment
 def voice_fit(segments: list[Segment]) -> dict[str, tuple[float | None, float | None]]:
     """segment key -> (similarity, margin) for every segment with a voice; None where the speaker
     has no other embedded segment (similarity) or the recording no other embedded voice (margin)."""
-    voices = {s.key: _unit(np.asarray(s.voice, np.float64)) for s in segments if s.voice is not None}
+    embedded = [s for s in segments if s.voice is not None]
+    voices = {s.key: _unit(np.asarray(s.voice, np.float64)) for s in embedded}
+    weighted = {s.key: voices[s.key] * max(s.end - s.start, 0.0) for s in embedded}
     sums: dict[str, np.ndarray] = {}
-    weight: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
-    for s in segments:
-        if s.key in voices:
-            w = voices[s.key] * max(s.end - s.start, 0.0)
-            weight[s.speaker].append((s.key, w))
-            sums[s.speaker] = sums.get(s.speaker, 0.0) + w
+    counts: Counter[str] = Counter()
+    for s in embedded:
+        sums[s.speaker] = sums[s.speaker] + weighted[s.key] if s.speaker in sums else weighted[s.key].copy()
+        counts[s.speaker] += 1
     means = {spk: _unit(v) for spk, v in sums.items()}
     out: dict[str, tuple[float | None, float | None]] = {}
-    for s in segments:
-        if s.key not in voices:
-            continue
-        v = voices[s.key]
-        own = sums[s.speaker] - dict(weight[s.speaker])[s.key]  # leave this segment out
-        similarity = float(v @ _unit(own)) if len(weight[s.speaker]) > 1 and np.linalg.norm(own) > 0 else None
-        others = [float(v @ m) for spk, m in means.items() if spk != s.speaker]
-        margin = None if similarity is None or not others else similarity - max(others)
-        out[s.key] = (similarity, margin)
+    for s in embedded:
+        own = sums[s.speaker] - weighted[s.key]  # this segment left out
+        similarity = float(voices[s.key] @ _unit(own)) if counts[s.speaker] > 1 and np.linalg.norm(own) > 0 else None
+        others = [float(voices[s.key] @ m) for spk, m in means.items() if spk != s.speaker]
+        out[s.key] = (similarity, None if similarity is None or not others else similarity - max(others))
     return out
 
 
